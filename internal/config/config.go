@@ -1,0 +1,503 @@
+// Package config turns the command line and the environment into the
+// immutable Config that the rest of boris is built from.
+//
+// Every flag has an environment variable; a flag given on the command line
+// beats its variable. List flags are repeatable on the command line and
+// comma-separated in the environment. Everything that can be decided at
+// start-up is decided here (the workdir is made absolute and symlink-free,
+// `auto` becomes a boolean, the shell is detected), so the tools only ever see
+// resolved values.
+package config
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alecthomas/kong"
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// Transport names.
+const (
+	TransportHTTP  = "http"
+	TransportStdio = "stdio"
+)
+
+// Tool names as registered in the default mode. These are also the names
+// --disable-tools accepts.
+const (
+	ToolBash       = "bash"
+	ToolTaskOutput = "task_output"
+	ToolView       = "view"
+	ToolStrReplace = "str_replace"
+	ToolCreateFile = "create_file"
+	ToolGrep       = "grep"
+	ToolFind       = "find"
+)
+
+// ToolNames lists the valid --disable-tools names in a stable order.
+var ToolNames = []string{ToolBash, ToolTaskOutput, ToolView, ToolStrReplace, ToolCreateFile, ToolGrep, ToolFind}
+
+// toolAliases maps other accepted spellings to default-mode names: the compat
+// names of the same tools.
+var toolAliases = map[string][]string{
+	"Glob":               {ToolFind},
+	"str_replace_editor": {ToolView, ToolStrReplace, ToolCreateFile},
+}
+
+// Config is the resolved, immutable configuration of one boris process.
+type Config struct {
+	Transport string
+	Port      int
+	// Workdir is absolute and free of symlinks.
+	Workdir string
+	// BashTimeout is the default timeout of a bash call.
+	BashTimeout time.Duration
+	// AllowDirs are absolute, symlink-free directories; empty means no limit.
+	AllowDirs []string
+	// DenyPatterns are the raw --deny-dir values (directories or globs).
+	DenyPatterns []string
+	// Disabled holds default-mode tool names that must not be registered.
+	Disabled              map[string]bool
+	MaxFileSize           int64
+	RequireViewBeforeEdit bool
+	// BackgroundTaskTimeout is zero for no limit.
+	BackgroundTaskTimeout time.Duration
+	AnthropicCompat       bool
+	// Token is the bearer token for /mcp; empty means no auth.
+	Token string
+	// TokenGenerated is true when Token was made by --generate-token and must
+	// be shown once to the operator.
+	TokenGenerated bool
+	// Shell is the absolute path of the shell for the bash tool, or empty
+	// when none exists (the shell tools are then not registered).
+	Shell string
+	// ShellSource says how Shell was chosen ("--shell", "detected", "none").
+	ShellSource        string
+	SessionIdleTimeout time.Duration
+	LogLevel           slog.Level
+	LogFormat          string
+	// Warnings are messages to log once the logger exists (deprecated
+	// spellings, a missing shell).
+	Warnings []string
+}
+
+// ToolEnabled reports whether a default-mode tool name is enabled.
+func (c *Config) ToolEnabled(name string) bool {
+	if c.Disabled[name] {
+		return false
+	}
+	if name == ToolTaskOutput && c.Disabled[ToolBash] {
+		return false
+	}
+	if (name == ToolBash || name == ToolTaskOutput) && c.Shell == "" {
+		return false
+	}
+	return true
+}
+
+// cli is the kong model. The env tags are read by envResolver through the
+// getenv function handed to Parse, never from the process environment
+// directly, so tests can run the whole CLI in-process.
+type cli struct {
+	Transport             string   `help:"Transport: http or stdio." default:"http" envvar:"BORIS_TRANSPORT"`
+	Port                  int      `help:"HTTP listen port (0 picks a free port)." default:"8080" envvar:"BORIS_PORT"`
+	Workdir               string   `help:"Initial working directory." default:"." envvar:"BORIS_WORKDIR"`
+	Timeout               int      `help:"Default bash timeout in seconds." default:"120" envvar:"BORIS_TIMEOUT"`
+	AllowDir              []string `help:"Directory the file tools may touch (repeatable)." placeholder:"DIR" envvar:"BORIS_ALLOW_DIRS"`
+	DenyDir               []string `help:"Denied directory or glob such as **/.env (repeatable); deny beats allow." placeholder:"PATTERN" envvar:"BORIS_DENY_DIRS"`
+	DisableTools          []string `help:"Tool names not to register (repeatable): bash, task_output, view, str_replace, create_file, grep, find." placeholder:"TOOL" envvar:"BORIS_DISABLE_TOOLS"`
+	MaxFileSize           string   `help:"Largest file view reads and create_file/str_replace write (B, KB, MB, GB or bytes)." default:"10MB" envvar:"BORIS_MAX_FILE_SIZE"`
+	RequireViewBeforeEdit string   `help:"Refuse edits of files not viewed in the session: auto, true, false." default:"auto" envvar:"BORIS_REQUIRE_VIEW_BEFORE_EDIT"`
+	BackgroundTaskTimeout int      `help:"Seconds a background task may live (0 = no limit)." default:"0" envvar:"BORIS_BACKGROUND_TASK_TIMEOUT"`
+	AnthropicCompat       bool     `help:"Expose the tool schemas Claude models are trained on." envvar:"BORIS_ANTHROPIC_COMPAT"`
+	Token                 string   `help:"Bearer token required on /mcp (HTTP mode)." envvar:"BORIS_TOKEN"`
+	GenerateToken         bool     `help:"Generate a random token at start-up and print it once to stderr." envvar:"BORIS_GENERATE_TOKEN"`
+	Shell                 string   `help:"Shell for the bash tool (default: /bin/bash, else /bin/sh)." envvar:"BORIS_SHELL"`
+	SessionIdleTimeout    string   `help:"Close HTTP sessions idle this long (0 = never)." default:"10m" envvar:"BORIS_SESSION_IDLE_TIMEOUT"`
+	LogLevel              string   `help:"Log level: debug, info, warn, error." default:"info" envvar:"BORIS_LOG_LEVEL"`
+	LogFormat             string   `help:"Log format: text or json." default:"text" envvar:"BORIS_LOG_FORMAT"`
+	Version               bool     `help:"Print the version and exit."`
+
+	// Deprecated spellings kept so existing deployments keep running.
+	NoBash    bool `hidden:"" envvar:"BORIS_NO_BASH"`
+	BgTimeout *int `hidden:"" envvar:"BORIS_BG_TIMEOUT"`
+}
+
+// ErrExit is returned by Parse when the command line asked for output and
+// an exit (--help, --version) rather than a server.
+var ErrExit = errors.New("exit requested")
+
+// Parse parses args and the environment (through getenv) into a Config.
+// --help and --version write to stdout and return ErrExit.
+func Parse(args []string, getenv func(string) string, version string, stdout, stderr io.Writer) (*Config, error) {
+	var c cli
+	exited := false
+	parser, err := kong.New(&c,
+		kong.Name("boris"),
+		kong.Description("boris serves a coding agent's tools (bash, view, edit, create, grep, find) over the Model Context Protocol."),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(int) { exited = true; panic(errExitPanic{}) }),
+		kong.Resolvers(envResolver(getenv)),
+		kong.UsageOnError(),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("build command line: %w", err)
+	}
+	if err := parseRecovering(parser, args); err != nil {
+		if exited {
+			return nil, ErrExit
+		}
+		return nil, err
+	}
+	if exited {
+		return nil, ErrExit
+	}
+	if c.Version {
+		fmt.Fprintf(stdout, "boris %s\n", version)
+		return nil, ErrExit
+	}
+	return c.resolve(getenv)
+}
+
+type errExitPanic struct{}
+
+func parseRecovering(parser *kong.Kong, args []string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(errExitPanic); ok {
+				err = ErrExit
+				return
+			}
+			panic(r)
+		}
+	}()
+	_, err = parser.Parse(args)
+	return err
+}
+
+// envResolver supplies flag values from the environment variables named in
+// the envvar tags.
+func envResolver(getenv func(string) string) kong.Resolver {
+	return kong.ResolverFunc(func(_ *kong.Context, _ *kong.Path, flag *kong.Flag) (any, error) {
+		name := flag.Tag.Get("envvar")
+		if name == "" {
+			return nil, nil
+		}
+		v := getenv(name)
+		if v == "" {
+			return nil, nil
+		}
+		if flag.IsSlice() {
+			// Drop empty items so "a,,b" and a trailing comma are harmless.
+			var items []string
+			for _, s := range strings.Split(v, ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					items = append(items, s)
+				}
+			}
+			if len(items) == 0 {
+				return nil, nil
+			}
+			return strings.Join(items, ","), nil
+		}
+		return v, nil
+	})
+}
+
+func (c *cli) resolve(getenv func(string) string) (*Config, error) {
+	cfg := &Config{LogFormat: c.LogFormat}
+	var errs []string
+	fail := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+
+	switch c.Transport {
+	case TransportHTTP, TransportStdio:
+		cfg.Transport = c.Transport
+	default:
+		fail("invalid --transport %q: valid values are %q and %q", c.Transport, TransportHTTP, TransportStdio)
+	}
+	if c.Port < 0 || c.Port > 65535 {
+		fail("invalid --port %d: must be between 0 and 65535", c.Port)
+	}
+	cfg.Port = c.Port
+
+	if c.Timeout <= 0 {
+		fail("invalid --timeout %d: must be a positive number of seconds", c.Timeout)
+	}
+	cfg.BashTimeout = time.Duration(c.Timeout) * time.Second
+
+	bg := c.BackgroundTaskTimeout
+	if c.BgTimeout != nil {
+		cfg.Warnings = append(cfg.Warnings, "--bg-timeout and BORIS_BG_TIMEOUT are deprecated: use --background-task-timeout / BORIS_BACKGROUND_TASK_TIMEOUT")
+		if bg == 0 {
+			bg = *c.BgTimeout
+		}
+	}
+	if bg < 0 {
+		fail("invalid --background-task-timeout %d: must be 0 (no limit) or a positive number of seconds", bg)
+	}
+	cfg.BackgroundTaskTimeout = time.Duration(bg) * time.Second
+
+	workdir, err := resolveDir(c.Workdir, "")
+	if err != nil {
+		fail("invalid --workdir: %v", err)
+	}
+	cfg.Workdir = workdir
+
+	for _, d := range c.AllowDir {
+		abs, err := resolveDir(d, workdir)
+		if err != nil {
+			fail("invalid --allow-dir: %v", err)
+			continue
+		}
+		if !slices.Contains(cfg.AllowDirs, abs) {
+			cfg.AllowDirs = append(cfg.AllowDirs, abs)
+		}
+	}
+	for _, p := range c.DenyDir {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		if !doublestar.ValidatePattern(filepath.ToSlash(p)) {
+			fail("invalid --deny-dir %q: not a valid glob pattern", p)
+			continue
+		}
+		cfg.DenyPatterns = append(cfg.DenyPatterns, p)
+	}
+
+	cfg.Disabled = map[string]bool{}
+	for _, name := range c.DisableTools {
+		name = strings.TrimSpace(name)
+		switch {
+		case slices.Contains(ToolNames, name):
+			cfg.Disabled[name] = true
+		case toolAliases[name] != nil:
+			for _, n := range toolAliases[name] {
+				cfg.Disabled[n] = true
+			}
+		default:
+			fail("unknown tool %q in --disable-tools: valid names are %s", name, strings.Join(ToolNames, ", "))
+		}
+	}
+	if c.NoBash {
+		cfg.Warnings = append(cfg.Warnings, "--no-bash and BORIS_NO_BASH are deprecated: use --disable-tools bash")
+		cfg.Disabled[ToolBash] = true
+	}
+
+	size, err := ParseSize(c.MaxFileSize)
+	if err != nil {
+		fail("invalid --max-file-size: %v", err)
+	}
+	cfg.MaxFileSize = size
+
+	switch strings.ToLower(c.RequireViewBeforeEdit) {
+	case "auto", "true":
+		cfg.RequireViewBeforeEdit = true
+	case "false":
+	default:
+		fail("invalid --require-view-before-edit %q: valid values are auto, true, false", c.RequireViewBeforeEdit)
+	}
+
+	cfg.AnthropicCompat = c.AnthropicCompat
+
+	if c.Token != "" && c.GenerateToken {
+		fail("--token and --generate-token are exclusive: give a token or ask for one to be generated, not both")
+	}
+	cfg.Token = c.Token
+	if c.GenerateToken && cfg.Transport == TransportHTTP {
+		tok, err := generateToken()
+		if err != nil {
+			fail("generate token: %v", err)
+		}
+		cfg.Token, cfg.TokenGenerated = tok, true
+	}
+	if cfg.Transport == TransportStdio {
+		cfg.Token = "" // accepted and ignored: stdio has no HTTP
+	}
+
+	cfg.Shell, cfg.ShellSource, err = detectShell(c.Shell)
+	if err != nil {
+		fail("invalid --shell: %v", err)
+	}
+	if cfg.Shell == "" && (!cfg.Disabled[ToolBash]) {
+		cfg.Warnings = append(cfg.Warnings, "no shell found (neither /bin/bash nor /bin/sh): the bash and task_output tools are not registered; the file tools still work")
+	}
+
+	idle, err := parseDuration(c.SessionIdleTimeout)
+	if err != nil {
+		fail("invalid --session-idle-timeout %q: %v (examples: 10m, 90s, 1h, 0 for never)", c.SessionIdleTimeout, err)
+	}
+	cfg.SessionIdleTimeout = idle
+
+	switch strings.ToLower(c.LogLevel) {
+	case "debug":
+		cfg.LogLevel = slog.LevelDebug
+	case "info":
+		cfg.LogLevel = slog.LevelInfo
+	case "warn", "warning":
+		cfg.LogLevel = slog.LevelWarn
+	case "error":
+		cfg.LogLevel = slog.LevelError
+	default:
+		fail("invalid --log-level %q: valid values are debug, info, warn, error", c.LogLevel)
+	}
+	switch c.LogFormat {
+	case "text", "json":
+	default:
+		fail("invalid --log-format %q: valid values are text and json", c.LogFormat)
+	}
+
+	if len(errs) > 0 {
+		return nil, errors.New(strings.Join(errs, "\n"))
+	}
+	return cfg, nil
+}
+
+// resolveDir makes dir absolute (relative to base, or the process working
+// directory when base is empty), resolves symlinks and checks that it is an
+// existing directory.
+func resolveDir(dir, base string) (string, error) {
+	if dir == "" {
+		return "", errors.New("empty directory name")
+	}
+	p := dir
+	if !filepath.IsAbs(p) && base != "" {
+		p = filepath.Join(base, p)
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", dir, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("%s does not exist", dir)
+		}
+		return "", fmt.Errorf("%s: %w", dir, err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%s is not a directory", dir)
+	}
+	return real, nil
+}
+
+// detectShell implements §3: an explicit shell must exist; otherwise
+// /bin/bash, then /bin/sh, then none.
+func detectShell(explicit string) (path, source string, err error) {
+	if explicit != "" {
+		p := explicit
+		if !filepath.IsAbs(p) {
+			found, lookErr := lookPath(p)
+			if lookErr != nil {
+				return "", "", fmt.Errorf("%s: not found", explicit)
+			}
+			p = found
+		}
+		fi, statErr := os.Stat(p)
+		if statErr != nil {
+			return "", "", fmt.Errorf("%s: %v", explicit, statErr)
+		}
+		if fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
+			return "", "", fmt.Errorf("%s is not an executable file", explicit)
+		}
+		return p, "--shell", nil
+	}
+	for _, candidate := range []string{"/bin/bash", "/bin/sh"} {
+		if fi, err := os.Stat(candidate); err == nil && !fi.IsDir() {
+			return candidate, "detected", nil
+		}
+	}
+	return "", "none", nil
+}
+
+func lookPath(name string) (string, error) {
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode().Perm()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", os.ErrNotExist
+}
+
+// ParseSize parses sizes such as "10MB", "512 KB", "1GB", "100B" and plain
+// byte counts. Units are 1024-based and case-insensitive.
+func ParseSize(s string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(t, u.suffix) {
+			t = strings.TrimSpace(strings.TrimSuffix(t, u.suffix))
+			mult = u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%q is not a size: use a positive number of bytes or a number with B, KB, MB or GB (e.g. 10MB)", s)
+	}
+	if n > (1<<62)/mult {
+		return 0, fmt.Errorf("%q is too large", s)
+	}
+	return n * mult, nil
+}
+
+// parseDuration accepts Go durations and a bare number of seconds.
+func parseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.Atoi(s); err == nil {
+		if n < 0 {
+			return 0, errors.New("must not be negative")
+		}
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, errors.New("not a duration")
+	}
+	if d < 0 {
+		return 0, errors.New("must not be negative")
+	}
+	return d, nil
+}
+
+func generateToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// EnabledToolList returns the enabled default-mode tool names, sorted, for
+// logging.
+func (c *Config) EnabledToolList() []string {
+	var out []string
+	for _, n := range ToolNames {
+		if c.ToolEnabled(n) {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,220 @@
+package scope
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// ErrChanged is returned when a path changed between resolving it and
+// opening it (for example a directory swapped for a symlink) in a way that
+// would lead somewhere else.
+var ErrChanged = errors.New("the path changed while it was being opened; try again")
+
+// relTo returns path relative to root for use with os.Root.
+func relTo(root, path string) string {
+	if path == root {
+		return "."
+	}
+	if root == "/" {
+		return path[1:]
+	}
+	return path[len(root)+1:]
+}
+
+// openRootFor opens the allowed directory that contains resolved.
+func (p *Policy) openRootFor(resolved string) (*os.Root, string, error) {
+	base := p.root(resolved)
+	if base == "" {
+		return nil, "", &DeniedError{Path: resolved, Reason: "outside the allowed directories"}
+	}
+	r, err := os.OpenRoot(base)
+	if err != nil {
+		return nil, "", err
+	}
+	return r, base, nil
+}
+
+// verifyOpened checks where an opened descriptor really is. The check runs
+// on the descriptor, not on a path, so it judges exactly the object that
+// will be read.
+func (p *Policy) verifyOpened(f *os.File, want string) (string, error) {
+	actual, err := fdPath(f)
+	if err != nil {
+		// No way to ask the kernel (no /proc): the os.Root confinement
+		// still holds; fall back to the resolved path.
+		return want, nil
+	}
+	if err := p.Check(actual); err != nil {
+		return "", err
+	}
+	return actual, nil
+}
+
+// Open opens the resolved target for reading (a file or a directory). The
+// open goes through an os.Root on the allowed directory, so nothing outside
+// it can be reached whatever is swapped in meanwhile, and the descriptor's
+// location is checked against the deny rules after opening. It returns the
+// descriptor's real location.
+func (p *Policy) Open(t Target) (*os.File, string, error) {
+	if !t.Exists {
+		return nil, "", &fs.PathError{Op: "open", Path: t.Path, Err: fs.ErrNotExist}
+	}
+	r, base, err := p.openRootFor(t.Resolved)
+	if err != nil {
+		return nil, "", err
+	}
+	defer r.Close()
+	f, err := r.Open(relTo(base, t.Resolved))
+	if err != nil {
+		return nil, "", translateRootErr(t, err)
+	}
+	actual, err := p.verifyOpened(f, t.Resolved)
+	if err != nil {
+		f.Close()
+		return nil, "", err
+	}
+	return f, actual, nil
+}
+
+// translateRootErr turns os.Root's escape errors into ErrChanged and keeps
+// not-exist errors recognisable.
+func translateRootErr(t Target, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return &fs.PathError{Op: "open", Path: t.Path, Err: fs.ErrNotExist}
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && (pe.Err.Error() == "path escapes from parent" || errors.Is(pe.Err, syscall.ELOOP)) {
+		return ErrChanged
+	}
+	return err
+}
+
+// WriteOptions controls WriteAtomic.
+type WriteOptions struct {
+	// NewFileMode is the permission of a file that does not exist yet.
+	NewFileMode fs.FileMode
+	// MkdirParents creates missing parent directories (0755).
+	MkdirParents bool
+}
+
+// WriteAtomic replaces the target's content with data: a temporary file is
+// written in the same directory, synced, given the original's permissions
+// (or NewFileMode) and renamed over the target, so a reader sees the old
+// content or the new, never a mix, and a failure leaves the original intact.
+// All of it happens relative to a handle on the parent directory whose real
+// location has been checked, so no symlink swap can redirect the write.
+func (p *Policy) WriteAtomic(t Target, data []byte, opts WriteOptions) (err error) {
+	dir, name := filepath.Dir(t.Resolved), filepath.Base(t.Resolved)
+	r, base, err := p.openRootFor(dir)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	relDir := relTo(base, dir)
+	if opts.MkdirParents && relDir != "." {
+		if err := r.MkdirAll(relDir, 0o755); err != nil {
+			return translateRootErr(t, err)
+		}
+	}
+	d, err := r.OpenRoot(relDir)
+	if err != nil {
+		return translateRootErr(t, err)
+	}
+	defer d.Close()
+
+	// Check where the directory handle really is, and the name in it.
+	dh, err := d.Open(".")
+	if err != nil {
+		return err
+	}
+	realDir, err := p.verifyOpened(dh, dir)
+	if err != nil {
+		dh.Close()
+		return err
+	}
+	if err := p.Check(filepath.Join(realDir, name)); err != nil {
+		dh.Close()
+		return err
+	}
+
+	mode := opts.NewFileMode
+	uid, gid := -1, -1
+	if fi, err := d.Lstat(name); err == nil {
+		switch {
+		case fi.IsDir():
+			dh.Close()
+			return &fs.PathError{Op: "write", Path: t.Path, Err: syscall.EISDIR}
+		case fi.Mode()&fs.ModeSymlink != 0:
+			// It was resolved to a non-symlink a moment ago.
+			dh.Close()
+			return ErrChanged
+		case !fi.Mode().IsRegular():
+			dh.Close()
+			return &fs.PathError{Op: "write", Path: t.Path, Err: errors.New("not a regular file")}
+		}
+		mode = fi.Mode().Perm()
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			uid, gid = int(st.Uid), int(st.Gid)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		dh.Close()
+		return err
+	}
+
+	tmp := tempName(name)
+	f, err := d.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		dh.Close()
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			_ = d.Remove(tmp)
+		}
+		dh.Close()
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Chmod(mode); err != nil {
+		return err
+	}
+	if uid >= 0 && (uid != os.Getuid() || gid != os.Getgid()) {
+		_ = f.Chown(uid, gid) // keep the owner when we may; harmless when we may not
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = d.Rename(tmp, name); err != nil {
+		return err
+	}
+	_ = dh.Sync() // make the rename durable; a failure here loses nothing
+	return nil
+}
+
+func tempName(name string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	n := name
+	if len(n) > 100 {
+		n = n[:100]
+	}
+	return fmt.Sprintf(".%s.boris-%s.tmp", n, hex.EncodeToString(b[:]))
+}
+
+// VerifyFile checks where an already opened descriptor really is: nil and its
+// real location when the policy allows it. Walkers that open by path use it
+// after following a symlink.
+func (p *Policy) VerifyFile(f *os.File) (string, error) {
+	return p.verifyOpened(f, f.Name())
+}

@@ -1,0 +1,281 @@
+package shell
+
+import (
+	"bytes"
+	"fmt"
+	"sync"
+	"unicode/utf8"
+)
+
+// MaxOutputChars is how many characters of each stream a result keeps.
+const MaxOutputChars = 30000
+
+// maxPwdBytes bounds the directory recorded between the two sentinels.
+const maxPwdBytes = 4096
+
+// Output is one stream of a finished or running command, as the caller
+// should see it: sentinel removed, cut at the character limit.
+type Output struct {
+	// Text is at most the limit's worth of characters, cut on a UTF-8
+	// boundary.
+	Text string
+	// Chars is the total number of characters the command wrote (after
+	// removing the sentinel).
+	Chars int64
+	// Truncated is true when Text holds less than everything.
+	Truncated bool
+}
+
+// capture is an io.Writer that keeps a bounded view of a stream: its head,
+// its length in bytes and characters, and — for stdout — where the cwd
+// sentinel pair sits, however the stream is split into writes. Memory is
+// fixed by the limit, never by how much is written.
+type capture struct {
+	mu sync.Mutex
+
+	limit   int // characters kept
+	headCap int // bytes kept
+	head    []byte
+	bytes   int64
+	chars   int64
+
+	// Sentinel tracking (empty sentinel: no tracking).
+	sentinel  []byte
+	carry     []byte  // last len(sentinel)-1 bytes seen, for matches across writes
+	occ       []int64 // offsets of the last two sentinel occurrences
+	rec       []byte  // bytes after the latest occurrence (bounded)
+	recOver   bool    // rec overflowed maxPwdBytes
+	between   []byte  // bytes between the last two occurrences
+	betweenOK bool
+
+	// Progress: the most recent unsent bytes, [pendStart, pendStart+len(pend)).
+	progress  bool
+	pend      []byte
+	pendStart int64
+	sent      int64
+	firstOcc  int64 // first sentinel offset, -1 if none yet
+}
+
+func newCapture(limit int, sentinel string) *capture {
+	c := &capture{limit: limit, sentinel: []byte(sentinel), firstOcc: -1}
+	// Enough bytes for `limit` characters of any width, plus a sentinel pair
+	// and a directory that may sit inside them.
+	c.headCap = limit*utf8.UTFMax + 2*len(sentinel) + maxPwdBytes + 16
+	return c
+}
+
+// Write never fails and never blocks on the consumer.
+func (c *capture) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := c.headCap - len(c.head); room > 0 {
+		n := min(room, len(p))
+		c.head = append(c.head, p[:n]...)
+	}
+	if len(c.sentinel) > 0 {
+		c.scan(p)
+	}
+	c.bytes += int64(len(p))
+	c.chars += countChars(p)
+	if c.progress {
+		c.pend = append(c.pend, p...)
+		if over := len(c.pend) - maxProgressBytes; over > 0 {
+			c.pend = append(c.pend[:0], c.pend[over:]...)
+			c.pendStart += int64(over)
+		}
+	}
+	return len(p), nil
+}
+
+// countChars counts UTF-8 sequence starts: exact for valid UTF-8 however the
+// stream is split, and one per byte for invalid bytes.
+func countChars(p []byte) int64 {
+	var n int64
+	for _, b := range p {
+		if b&0xC0 != 0x80 {
+			n++
+		}
+	}
+	return n
+}
+
+// scan finds sentinel occurrences in p, including ones that begin in the
+// carried tail of earlier writes, and records the bytes that follow each.
+func (c *capture) scan(p []byte) {
+	s := c.sentinel
+	base := c.bytes // stream offset of p[0]
+	pos := 0        // bytes of p already given to rec
+
+	// Occurrences that start in the carry and end in p.
+	if len(c.carry) > 0 {
+		k := min(len(s)-1, len(p))
+		window := make([]byte, 0, len(c.carry)+k)
+		window = append(window, c.carry...)
+		window = append(window, p[:k]...)
+		from := 0
+		for {
+			i := bytes.Index(window[from:], s)
+			if i < 0 {
+				break
+			}
+			i += from
+			if i >= len(c.carry) {
+				break // starts inside p: found by the main loop
+			}
+			start := base - int64(len(c.carry)) + int64(i)
+			// rec got the carried bytes of the sentinel's head; drop them.
+			c.trimRec(len(c.carry) - i)
+			end := i + len(s) - len(c.carry) // offset in p where it ends
+			c.found(start)
+			pos = end
+			from = i + len(s)
+		}
+	}
+
+	for from := pos; ; {
+		i := bytes.Index(p[from:], s)
+		if i < 0 {
+			break
+		}
+		i += from
+		c.record(p[pos:i])
+		c.found(base + int64(i))
+		pos = i + len(s)
+		from = pos
+	}
+	c.record(p[pos:])
+
+	// Carry the last len(s)-1 bytes of the stream.
+	keep := len(s) - 1
+	if len(p) >= keep {
+		c.carry = append(c.carry[:0], p[len(p)-keep:]...)
+	} else {
+		c.carry = append(c.carry, p...)
+		if len(c.carry) > keep {
+			c.carry = append(c.carry[:0], c.carry[len(c.carry)-keep:]...)
+		}
+	}
+}
+
+func (c *capture) record(b []byte) {
+	if len(c.occ) == 0 || c.recOver {
+		return
+	}
+	if len(c.rec)+len(b) > maxPwdBytes {
+		c.recOver = true
+		c.rec = c.rec[:0]
+		return
+	}
+	c.rec = append(c.rec, b...)
+}
+
+func (c *capture) trimRec(n int) {
+	if c.recOver || len(c.occ) == 0 {
+		return
+	}
+	if n > len(c.rec) {
+		n = len(c.rec)
+	}
+	c.rec = c.rec[:len(c.rec)-n]
+}
+
+// found registers an occurrence starting at stream offset off.
+func (c *capture) found(off int64) {
+	if len(c.occ) > 0 {
+		c.between = append(c.between[:0], c.rec...)
+		c.betweenOK = !c.recOver
+	}
+	if c.firstOcc < 0 {
+		c.firstOcc = off
+	}
+	c.occ = append(c.occ, off)
+	if len(c.occ) > 2 {
+		c.occ = c.occ[1:]
+	}
+	c.rec = c.rec[:0]
+	c.recOver = false
+}
+
+// result returns the stream with the sentinel pair (if complete and valid)
+// removed, and the directory it carried ("" when missing).
+func (c *capture) result() (Output, string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	start, end := int64(-1), int64(-1)
+	dir := ""
+	if len(c.occ) == 2 && c.betweenOK {
+		d := string(bytes.TrimSuffix(c.between, []byte("\n")))
+		if len(d) > 0 && d[0] == '/' {
+			start, end = c.occ[0], c.occ[1]+int64(len(c.sentinel))
+			dir = d
+		}
+	}
+	head := c.head
+	chars, nbytes := c.chars, c.bytes
+	if start >= 0 {
+		// Cut the region out of the head, where it overlaps.
+		hs, he := min(start, int64(len(head))), min(end, int64(len(head)))
+		if hs < he {
+			cut := make([]byte, 0, len(head)-int(he-hs))
+			cut = append(cut, head[:hs]...)
+			cut = append(cut, head[he:]...)
+			head = cut
+		}
+		chars -= int64(2*len(c.sentinel)) + countChars(c.between)
+		nbytes -= end - start
+	}
+	return cutChars(head, c.limit, chars, nbytes > int64(len(head))), dir
+}
+
+// cutChars keeps the first limit characters of head.
+func cutChars(head []byte, limit int, total int64, more bool) Output {
+	n, i := 0, 0
+	for i < len(head) && n < limit {
+		_, size := utf8.DecodeRune(head[i:])
+		i += size
+		n++
+	}
+	return Output{Text: string(head[:i]), Chars: total, Truncated: i < len(head) || more}
+}
+
+func (c *capture) enableProgress() {
+	c.mu.Lock()
+	c.progress = true
+	c.mu.Unlock()
+}
+
+// takeProgress returns the output not yet handed out, never any part of the
+// sentinel: everything from the first sentinel on is held back, and so is a
+// tail that could be the start of one. Output that was overwritten before it
+// could be sent is replaced by a note.
+func (c *capture) takeProgress() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	avail := c.bytes
+	if len(c.sentinel) > 0 {
+		if c.firstOcc >= 0 {
+			avail = c.firstOcc
+		} else {
+			avail -= int64(len(c.sentinel) - 1)
+		}
+	}
+	if avail <= c.sent {
+		return nil
+	}
+	var out []byte
+	from := c.sent
+	if from < c.pendStart {
+		out = fmt.Appendf(out, "[... %d bytes not streamed ...]\n", c.pendStart-from)
+		from = c.pendStart
+	}
+	if avail > from {
+		out = append(out, c.pend[from-c.pendStart:avail-c.pendStart]...)
+	}
+	// Drop what was handed out.
+	if drop := avail - c.pendStart; drop > 0 {
+		c.pend = append(c.pend[:0], c.pend[drop:]...)
+		c.pendStart = avail
+	}
+	c.sent = avail
+	return out
+}

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package shell
+
+import "errors"
+
+// EnableReaping is only implemented on Linux, where boris runs as PID 1 in
+// containers; elsewhere os/exec waits for each shell.
+func EnableReaping() error { return errors.New("reaping is only supported on Linux") }

@@ -1,0 +1,479 @@
+// Package shell runs one shell command the way the bash tool needs it: in
+// its own process group, stdin from /dev/null, a non-interactive
+// environment, output captured in fixed memory, the working directory it
+// ends in read back through a sentinel, and the whole group terminated
+// (SIGTERM, then SIGKILL after a grace period) on timeout or cancellation.
+package shell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Defaults for Options.
+const (
+	DefaultGrace    = 5 * time.Second
+	DefaultDrain    = 150 * time.Millisecond
+	DefaultProgress = 250 * time.Millisecond
+	// maxProgressBytes bounds one progress message; older unsent output is
+	// skipped (and said so) rather than buffered without limit.
+	maxProgressBytes = 16 << 10
+)
+
+// Options tune a Runner. Zero values mean the defaults.
+type Options struct {
+	// Grace is the time between SIGTERM and SIGKILL.
+	Grace time.Duration
+	// Drain is how long to keep reading after the shell exits while a
+	// child still holds its output open.
+	Drain time.Duration
+	// ProgressInterval is the minimum time between progress callbacks.
+	ProgressInterval time.Duration
+}
+
+// Runner starts commands with one shell and one environment. It is safe
+// for concurrent use.
+type Runner struct {
+	shell string
+	env   []string
+	opts  Options
+}
+
+// NewRunner returns a Runner for the shell at path with the given base
+// environment (see Environ).
+func NewRunner(path string, env []string, opts Options) *Runner {
+	if opts.Grace <= 0 {
+		opts.Grace = DefaultGrace
+	}
+	if opts.Drain <= 0 {
+		opts.Drain = DefaultDrain
+	}
+	if opts.ProgressInterval <= 0 {
+		opts.ProgressInterval = DefaultProgress
+	}
+	return &Runner{shell: path, env: env, opts: opts}
+}
+
+// Shell returns the shell's path.
+func (r *Runner) Shell() string { return r.shell }
+
+// Grace returns the SIGTERM-to-SIGKILL grace period.
+func (r *Runner) Grace() time.Duration { return r.opts.Grace }
+
+// Command is one command to run.
+type Command struct {
+	// Script is the user's command line, run by the shell as written.
+	Script string
+	// Dir is the working directory.
+	Dir string
+	// Sentinel marks where the shell prints its final directory.
+	Sentinel string
+	// OnProgress, if set, receives new output (stdout then stderr) at most
+	// once per progress interval while the command runs. total grows with
+	// every call.
+	OnProgress func(text string, total int64)
+}
+
+// Result is what a finished command did.
+type Result struct {
+	// ExitCode is the user command's exit status; 128+N when a signal N
+	// ended the shell.
+	ExitCode int
+	Stdout   Output
+	Stderr   Output
+	// Dir is the directory the command ended in, "" when unknown (the
+	// shell exited early, was killed, or the sentinel was lost).
+	Dir      string
+	TimedOut bool
+	Canceled bool
+	// Leftover is true when processes of the group outlived the shell.
+	Leftover bool
+	Duration time.Duration
+}
+
+// StartError is returned when the shell cannot be started.
+type StartError struct{ Err error }
+
+func (e *StartError) Error() string { return "start shell: " + e.Err.Error() }
+func (e *StartError) Unwrap() error { return e.Err }
+
+// Process is a started command.
+type Process struct {
+	r       *Runner
+	cmd     *exec.Cmd
+	pgid    int
+	started time.Time
+	stdout  *capture
+	stderr  *capture
+	pipes   []*os.File
+	readers sync.WaitGroup
+
+	exited   chan struct{} // the shell has exited and been reaped
+	done     chan struct{} // exited, and output drained or drain timed out
+	progDone chan struct{} // the progress goroutine has returned (nil: none)
+
+	status   chan syscall.WaitStatus // from the reaper; nil when os/exec waits
+	ws       syscall.WaitStatus
+	leftover bool
+	finished time.Time
+
+	timedOut  atomic.Bool
+	canceled  atomic.Bool
+	termOnce  sync.Once
+	termDone  chan struct{}
+	closeOnce sync.Once
+}
+
+// wrapper runs the user's command with eval so that nothing in it — a
+// trailing comment, an unterminated heredoc, a missing final newline — can
+// reach the epilogue, which records the command's status, prints the
+// sentinel pair around the working directory and exits with that status.
+// The xtrace of the epilogue goes to /dev/null so `set -x` shows only the
+// user's own commands.
+func wrapper(sentinel string) string {
+	if sentinel == "" {
+		return `__boris_c=$1; shift; eval "$__boris_c"`
+	}
+	return `__boris_c=$1; shift; eval "$__boris_c"; { __boris_s=$?; set +x; } 2>/dev/null; ` +
+		`command printf '%s' '` + sentinel + `'; command pwd; command printf '%s' '` + sentinel + `'; exit "$__boris_s"`
+}
+
+// Start starts c in a new process group.
+func (r *Runner) Start(c Command) (*Process, error) {
+	if r.shell == "" {
+		return nil, &StartError{Err: errors.New("no shell available")}
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, &StartError{Err: err}
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, &StartError{Err: err}
+	}
+	cmd := exec.Command(r.shell, "-c", wrapper(c.Sentinel), filepath.Base(r.shell), c.Script)
+	cmd.Dir = c.Dir
+	cmd.Env = append(append(make([]string, 0, len(r.env)+1), r.env...), "PWD="+c.Dir)
+	cmd.Stdout, cmd.Stderr = outW, errW
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+
+	p := &Process{
+		r:        r,
+		cmd:      cmd,
+		stdout:   newCapture(MaxOutputChars, c.Sentinel),
+		stderr:   newCapture(MaxOutputChars, ""),
+		pipes:    []*os.File{outR, errR},
+		exited:   make(chan struct{}),
+		done:     make(chan struct{}),
+		termDone: make(chan struct{}),
+	}
+	if c.OnProgress != nil {
+		p.stdout.enableProgress()
+		p.stderr.enableProgress()
+		p.progDone = make(chan struct{})
+	}
+
+	children.startMu.RLock()
+	err = cmd.Start()
+	if err == nil && Reaping() {
+		p.status = children.register(cmd.Process.Pid)
+	}
+	children.startMu.RUnlock()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return nil, &StartError{Err: err}
+	}
+	p.pgid = cmd.Process.Pid
+	p.started = time.Now()
+
+	p.readers.Add(2)
+	go p.read(outR, p.stdout)
+	go p.read(errR, p.stderr)
+	go p.wait()
+	if c.OnProgress != nil {
+		go p.progress(c.OnProgress)
+	}
+	return p, nil
+}
+
+func (p *Process) read(f *os.File, c *capture) {
+	defer p.readers.Done()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := f.Read(buf)
+		if n > 0 {
+			c.Write(buf[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (p *Process) wait() {
+	if p.status != nil {
+		p.ws = <-p.status
+		_ = p.cmd.Process.Release()
+	} else {
+		_ = p.cmd.Wait() // the status is in ProcessState
+		p.ws, _ = p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	}
+	close(p.exited)
+	if p.progDone != nil {
+		<-p.progDone // no progress callback after Done
+	}
+
+	drained := make(chan struct{})
+	go func() { p.readers.Wait(); close(drained) }()
+	timer := time.NewTimer(p.r.opts.Drain)
+	select {
+	case <-drained:
+	case <-timer.C:
+	}
+	timer.Stop()
+	p.leftover = groupAlive(p.pgid)
+	p.finished = time.Now()
+	close(p.done)
+}
+
+// progress delivers coalesced output until the command is done.
+func (p *Process) progress(fn func(string, int64)) {
+	defer close(p.progDone)
+	t := time.NewTicker(p.r.opts.ProgressInterval)
+	defer t.Stop()
+	var total int64
+	for {
+		select {
+		case <-p.exited:
+			return // the final result carries everything from here
+		case <-t.C:
+		}
+		out := p.stdout.takeProgress()
+		errOut := p.stderr.takeProgress()
+		if len(out)+len(errOut) == 0 {
+			continue
+		}
+		total += int64(len(out) + len(errOut))
+		fn(string(out)+string(errOut), total)
+	}
+}
+
+// Pgid returns the process group id.
+func (p *Process) Pgid() int { return p.pgid }
+
+// Done is closed when the command has finished and its output drained.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Wait waits for the command, terminating its group when timeout (if > 0)
+// expires or ctx is done, and returns the result.
+func (p *Process) Wait(ctx context.Context, timeout time.Duration) Result {
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case <-p.done:
+	case <-expired:
+		p.timedOut.Store(true)
+		p.Terminate()
+		<-p.done
+	case <-ctx.Done():
+		p.canceled.Store(true)
+		p.Terminate()
+		<-p.done
+	}
+	return p.Result()
+}
+
+// MarkTimedOut records that a deadline owned by the caller expired, then
+// terminates the group.
+func (p *Process) MarkTimedOut() {
+	p.timedOut.Store(true)
+	p.Terminate()
+}
+
+// Running reports whether the shell is still running.
+func (p *Process) Running() bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// Result returns the result of a finished command, or a snapshot of a
+// running one (ExitCode -1).
+func (p *Process) Result() Result {
+	res := Result{ExitCode: -1, TimedOut: p.timedOut.Load(), Canceled: p.canceled.Load()}
+	finished := !p.Running()
+	res.Stdout, res.Dir = p.stdout.result()
+	res.Stderr, _ = p.stderr.result()
+	if !finished {
+		res.Dir = ""
+		res.Duration = time.Since(p.started)
+		return res
+	}
+	res.ExitCode = exitCode(p.ws)
+	res.Leftover = p.leftover
+	res.Duration = p.finished.Sub(p.started)
+	return res
+}
+
+func exitCode(ws syscall.WaitStatus) int {
+	if ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitStatus()
+}
+
+// Terminate sends SIGTERM to the group and SIGKILL after the grace period
+// if anything is left. It returns at once and is idempotent; Terminated is
+// closed when the group is gone. A finished command whose group is already
+// empty is not signalled (its id may belong to someone else by now).
+func (p *Process) Terminate() {
+	p.termOnce.Do(func() {
+		select {
+		case <-p.done:
+			if !p.leftover {
+				close(p.termDone)
+				return
+			}
+		default:
+		}
+		go func() {
+			KillGroup(p.pgid, p.r.opts.Grace)
+			close(p.termDone)
+		}()
+	})
+}
+
+// Terminated is closed when a Terminate has finished.
+func (p *Process) Terminated() <-chan struct{} { return p.termDone }
+
+// Close releases the output pipes. Call it after the group is gone: a
+// process that escaped the group and still writes gets EPIPE.
+func (p *Process) Close() {
+	p.closeOnce.Do(func() {
+		for _, f := range p.pipes {
+			f.Close()
+		}
+	})
+}
+
+// GroupAlive reports whether any process is left in the group.
+func GroupAlive(pgid int) bool { return groupAlive(pgid) }
+
+func groupAlive(pgid int) bool {
+	err := syscall.Kill(-pgid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// KillGroup sends SIGTERM to the group, waits up to grace for it to empty,
+// then sends SIGKILL. It returns when the group is gone (or shortly after
+// SIGKILL).
+func KillGroup(pgid int, grace time.Duration) {
+	if pgid <= 1 {
+		return
+	}
+	if err := syscall.Kill(-pgid, syscall.SIGTERM); errors.Is(err, syscall.ESRCH) {
+		return
+	}
+	// A stopped process only acts on SIGTERM once continued.
+	_ = syscall.Kill(-pgid, syscall.SIGCONT)
+	if waitGroupGone(pgid, grace) {
+		return
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	waitGroupGone(pgid, time.Second)
+}
+
+func waitGroupGone(pgid int, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	pause := 2 * time.Millisecond
+	for {
+		if !groupAlive(pgid) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(pause)
+		pause = min(pause*2, 50*time.Millisecond)
+	}
+}
+
+// Environ returns base with the settings that keep commands from waiting
+// for a human: pagers print, git and package managers never prompt, and
+// the terminal is dumb. Variables the operator already set are kept where
+// they only choose a program (EDITOR, GIT_SSH_COMMAND).
+func Environ(base []string) []string {
+	force := map[string]string{
+		"PAGER":               "cat",
+		"GIT_PAGER":           "cat",
+		"MANPAGER":            "cat",
+		"SYSTEMD_PAGER":       "cat",
+		"LESS":                "-FRX",
+		"GIT_TERMINAL_PROMPT": "0",
+		"GCM_INTERACTIVE":     "never",
+		"GIT_EDITOR":          "true",
+		"DEBIAN_FRONTEND":     "noninteractive",
+		"PIP_NO_INPUT":        "1",
+		"npm_config_yes":      "true",
+		"TERM":                "dumb",
+		"PYTHONUNBUFFERED":    "1",
+	}
+	keepIfSet := map[string]string{
+		"GIT_SSH_COMMAND": "ssh -o BatchMode=yes",
+		"PATH":            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+	}
+	out := make([]string, 0, len(base)+len(force)+len(keepIfSet))
+	seen := map[string]bool{}
+	for _, kv := range base {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || strings.HasPrefix(k, "BORIS_") || k == "PWD" || k == "OLDPWD" {
+			continue // boris's own settings (the token!) stay out of commands
+		}
+		if _, forced := force[k]; forced {
+			continue
+		}
+		if v, ok := keepIfSet[k]; ok && strings.TrimPrefix(kv, k+"=") == "" {
+			kv = k + "=" + v
+		}
+		seen[k] = true
+		out = append(out, kv)
+	}
+	for k, v := range keepIfSet {
+		if !seen[k] {
+			out = append(out, k+"="+v)
+		}
+	}
+	for k, v := range force {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// String describes a result for logs (never the output).
+func (r Result) String() string {
+	return fmt.Sprintf("exit=%d timed_out=%v canceled=%v stdout=%d stderr=%d", r.ExitCode, r.TimedOut, r.Canceled, r.Stdout.Chars, r.Stderr.Chars)
+}
+
+var _ io.Writer = (*capture)(nil)
