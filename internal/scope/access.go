@@ -16,6 +16,16 @@ import (
 // would lead somewhere else.
 var ErrChanged = errors.New("the path changed while it was being opened; try again")
 
+// testHookResolved, when set by a test, runs after a path has been resolved
+// and checked and before it is used: the window a symlink swap would aim at.
+var testHookResolved func(resolved string)
+
+func hookResolved(resolved string) {
+	if testHookResolved != nil {
+		testHookResolved(resolved)
+	}
+}
+
 // relTo returns path relative to root for use with os.Root.
 func relTo(root, path string) string {
 	if path == root {
@@ -70,6 +80,7 @@ func (p *Policy) Open(t Target) (*os.File, string, error) {
 		return nil, "", err
 	}
 	defer r.Close()
+	hookResolved(t.Resolved)
 	f, err := r.Open(relTo(base, t.Resolved))
 	if err != nil {
 		return nil, "", translateRootErr(t, err)
@@ -116,6 +127,7 @@ func (p *Policy) WriteAtomic(t Target, data []byte, opts WriteOptions) (err erro
 		return err
 	}
 	defer r.Close()
+	hookResolved(t.Resolved)
 	relDir := relTo(base, dir)
 	if opts.MkdirParents && relDir != "." {
 		if err := r.MkdirAll(relDir, 0o755); err != nil {

@@ -201,6 +201,9 @@ type Target struct {
 }
 
 // Locate resolves path (absolute, or relative to cwd) and decides on it.
+// The path is first cleaned lexically, as the shell's logical cd does
+// ("link/.." is the directory holding link); the decision and every later
+// use then work on the same resolved path.
 // The path as written and the resolved path are both checked against the
 // deny rules; the resolved path must be inside an allowed directory. A
 // denied path returns a *DeniedError and no Target details beyond Path.

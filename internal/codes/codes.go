@@ -1,0 +1,55 @@
+// Package codes defines the error codes of §4 and an error type carrying
+// one, so domain packages can say precisely what went wrong without knowing
+// about MCP; the tool layer renders them as "[CODE] message".
+package codes
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is an UPPER_SNAKE_CASE error code shown to the model.
+type Code string
+
+// The error codes.
+const (
+	InvalidInput          Code = "INVALID_INPUT"
+	PathNotFound          Code = "PATH_NOT_FOUND"
+	AccessDenied          Code = "ACCESS_DENIED"
+	FileTooLarge          Code = "FILE_TOO_LARGE"
+	IOError               Code = "IO_ERROR"
+	FileNotViewed         Code = "FILE_NOT_VIEWED"
+	BashEmptyCommand      Code = "BASH_EMPTY_COMMAND"
+	BashStartFailed       Code = "BASH_START_FAILED"
+	BashTaskLimit         Code = "BASH_TASK_LIMIT"
+	BashTaskNotFound      Code = "BASH_TASK_NOT_FOUND"
+	SessionClosed         Code = "SESSION_CLOSED"
+	StrReplaceNotFound    Code = "STR_REPLACE_NOT_FOUND"
+	StrReplaceAmbiguous   Code = "STR_REPLACE_AMBIGUOUS"
+	GrepInvalidPattern    Code = "GREP_INVALID_PATTERN"
+	GrepInvalidOutputMode Code = "GREP_INVALID_OUTPUT_MODE"
+	GrepInvalidType       Code = "GREP_INVALID_TYPE"
+	FindInvalidPattern    Code = "FIND_INVALID_PATTERN"
+	FindInvalidType       Code = "FIND_INVALID_TYPE"
+	EditorInvalidCommand  Code = "EDITOR_INVALID_COMMAND"
+)
+
+// Error is an operational failure reported to the model as a tool result.
+type Error struct {
+	Code    Code
+	Message string
+}
+
+func (e *Error) Error() string { return "[" + string(e.Code) + "] " + e.Message }
+
+// Errorf returns an *Error with a formatted message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// As returns the *Error in err's chain, if any.
+func As(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}

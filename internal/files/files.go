@@ -1,0 +1,262 @@
+// Package files implements the file tools — view, str_replace, create and
+// insert — on top of scope's race-free access: text handling, line
+// numbering, CRLF-preserving edits and atomic writes. It knows nothing about
+// MCP; results are plain values and errors carry codes.
+package files
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/boris-mcp/boris/internal/codes"
+	"github.com/boris-mcp/boris/internal/scope"
+)
+
+// Limits of what view shows.
+const (
+	MaxLineChars   = 2000
+	MaxViewLines   = 2000
+	MaxListEntries = 1000
+	sniffLen       = 8 << 10
+)
+
+// Viewed is a session's set of viewed files (resolved paths).
+type Viewed interface {
+	MarkViewed(path string)
+	HasViewed(path string) bool
+}
+
+// Ctx is the session side of a call: where relative paths start and which
+// files have been viewed.
+type Ctx struct {
+	Cwd    string
+	Viewed Viewed
+}
+
+// Options configure a Service.
+type Options struct {
+	Policy                *scope.Policy
+	MaxFileSize           int64
+	RequireViewBeforeEdit bool
+}
+
+// Service performs file operations for all sessions. Edits of one file are
+// serialised across sessions, so two concurrent edits never lose one.
+type Service struct {
+	opts  Options
+	locks keyedMutex
+}
+
+// New returns a Service.
+func New(opts Options) *Service {
+	return &Service{opts: opts, locks: keyedMutex{m: map[string]*lockEntry{}}}
+}
+
+// locate resolves and checks a path, turning failures into coded errors.
+func (s *Service) locate(c Ctx, path string) (scope.Target, error) {
+	if strings.TrimSpace(path) == "" {
+		return scope.Target{}, codes.Errorf(codes.InvalidInput, "path is required")
+	}
+	t, err := s.opts.Policy.Locate(c.Cwd, path)
+	if err != nil {
+		return t, s.pathError(t, path, err)
+	}
+	return t, nil
+}
+
+// pathError maps an access error to a code and a message that helps.
+func (s *Service) pathError(t scope.Target, given string, err error) error {
+	shown := t.Path
+	if shown == "" {
+		shown = given
+	}
+	var denied *scope.DeniedError
+	switch {
+	case errors.As(err, &denied):
+		return codes.Errorf(codes.AccessDenied, "access to %s is denied: %s", denied.Path, denied.Reason)
+	case errors.Is(err, fs.ErrNotExist):
+		return codes.Errorf(codes.PathNotFound, "%s does not exist%s", shown, suggest(shown))
+	case errors.Is(err, scope.ErrSymlinkLoop):
+		return codes.Errorf(codes.InvalidInput, "%s: too many levels of symbolic links", shown)
+	case errors.Is(err, scope.ErrChanged):
+		return codes.Errorf(codes.IOError, "%s: %v", shown, err)
+	case errors.Is(err, syscall.ENOTDIR):
+		return codes.Errorf(codes.PathNotFound, "%s does not exist: a parent of it is a file, not a directory", shown)
+	case errors.Is(err, fs.ErrPermission):
+		return codes.Errorf(codes.IOError, "%s: permission denied by the file system", shown)
+	case strings.Contains(err.Error(), "NUL byte"):
+		return codes.Errorf(codes.InvalidInput, "path contains a NUL byte")
+	}
+	return codes.Errorf(codes.IOError, "%s: %v", shown, unwrapPathError(err))
+}
+
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// suggest names files next to a missing path that it may have meant.
+func suggest(path string) string {
+	dir, base := filepath.Dir(path), filepath.Base(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		for d := dir; d != "/" && d != "."; d = filepath.Dir(d) {
+			if _, err := os.Stat(d); err == nil {
+				return fmt.Sprintf(" (the closest existing directory is %s)", d)
+			}
+		}
+		return ""
+	}
+	stem := strings.ToLower(strings.TrimSuffix(base, filepath.Ext(base)))
+	var close []string
+	for _, e := range entries {
+		n := e.Name()
+		ln := strings.ToLower(n)
+		if ln == strings.ToLower(base) || (stem != "" && strings.TrimSuffix(ln, filepath.Ext(ln)) == stem) {
+			close = append(close, filepath.Join(dir, n))
+		}
+	}
+	if len(close) == 0 {
+		return ""
+	}
+	sort.Strings(close)
+	if len(close) > 5 {
+		close = close[:5]
+	}
+	return "; did you mean " + strings.Join(close, " or ") + "?"
+}
+
+// openFile opens an existing target for reading and returns it with its real
+// location and info.
+func (s *Service) openFile(t scope.Target) (*os.File, string, os.FileInfo, error) {
+	f, real, err := s.opts.Policy.Open(t)
+	if err != nil {
+		return nil, "", nil, s.pathError(t, t.Path, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, "", nil, codes.Errorf(codes.IOError, "stat %s: %v", t.Path, unwrapPathError(err))
+	}
+	return f, real, fi, nil
+}
+
+func (s *Service) tooLarge(path string, size int64) error {
+	return codes.Errorf(codes.FileTooLarge, "%s is %s, over the %s limit (--max-file-size); read part of it with bash (sed -n '100,200p', head, tail) or search it with grep",
+		path, HumanSize(size), HumanSize(s.opts.MaxFileSize))
+}
+
+// readForEdit reads a whole text file that is about to be edited.
+func (s *Service) readForEdit(t scope.Target) ([]byte, string, error) {
+	f, real, fi, err := s.openFile(t)
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	if fi.IsDir() {
+		return nil, "", codes.Errorf(codes.InvalidInput, "%s is a directory, not a file", t.Path)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, "", codes.Errorf(codes.InvalidInput, "%s is not a regular file", t.Path)
+	}
+	if fi.Size() > s.opts.MaxFileSize {
+		return nil, "", s.tooLarge(t.Path, fi.Size())
+	}
+	data, err := io.ReadAll(io.LimitReader(f, s.opts.MaxFileSize+1))
+	if err != nil {
+		return nil, "", codes.Errorf(codes.IOError, "read %s: %v", t.Path, unwrapPathError(err))
+	}
+	if int64(len(data)) > s.opts.MaxFileSize {
+		return nil, "", s.tooLarge(t.Path, int64(len(data)))
+	}
+	if bytes.IndexByte(data[:min(len(data), sniffLen)], 0) >= 0 {
+		return nil, "", codes.Errorf(codes.InvalidInput, "%s is a binary file; the edit tools change text files only", t.Path)
+	}
+	return data, real, nil
+}
+
+// write replaces a file atomically and maps failures.
+func (s *Service) write(t scope.Target, data []byte, newFile bool) error {
+	err := s.opts.Policy.WriteAtomic(t, data, scope.WriteOptions{NewFileMode: 0o644, MkdirParents: newFile})
+	if err == nil {
+		return nil
+	}
+	var denied *scope.DeniedError
+	switch {
+	case errors.As(err, &denied):
+		return codes.Errorf(codes.AccessDenied, "access to %s is denied: %s", denied.Path, denied.Reason)
+	case errors.Is(err, syscall.EISDIR):
+		return codes.Errorf(codes.InvalidInput, "%s is a directory, not a file", t.Path)
+	case errors.Is(err, syscall.ENOSPC):
+		return codes.Errorf(codes.IOError, "write %s: no space left on the device; the file is unchanged", t.Path)
+	case errors.Is(err, syscall.ENOTDIR):
+		return codes.Errorf(codes.InvalidInput, "cannot create %s: a parent of it is a file, not a directory", t.Path)
+	}
+	return codes.Errorf(codes.IOError, "write %s: %v; the file is unchanged", t.Path, unwrapPathError(err))
+}
+
+// checkViewed enforces view-before-edit.
+func (s *Service) checkViewed(c Ctx, t scope.Target, what string) error {
+	if !s.opts.RequireViewBeforeEdit || c.Viewed == nil || c.Viewed.HasViewed(t.Resolved) {
+		return nil
+	}
+	return codes.Errorf(codes.FileNotViewed, "%s has not been viewed in this session; view it first so the %s is based on its current content", t.Path, what)
+}
+
+// HumanSize formats a byte count with 1024-based units.
+func HumanSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 3; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "KMGT"[exp])
+}
+
+// keyedMutex serialises work on one key (a resolved path).
+type keyedMutex struct {
+	mu sync.Mutex
+	m  map[string]*lockEntry
+}
+
+type lockEntry struct {
+	mu   sync.Mutex
+	refs int
+}
+
+func (k *keyedMutex) lock(key string) func() {
+	k.mu.Lock()
+	e := k.m[key]
+	if e == nil {
+		e = &lockEntry{}
+		k.m[key] = e
+	}
+	e.refs++
+	k.mu.Unlock()
+	e.mu.Lock()
+	return func() {
+		e.mu.Unlock()
+		k.mu.Lock()
+		e.refs--
+		if e.refs == 0 {
+			delete(k.m, key)
+		}
+		k.mu.Unlock()
+	}
+}

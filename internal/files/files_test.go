@@ -1,0 +1,518 @@
+package files
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/boris-mcp/boris/internal/codes"
+	"github.com/boris-mcp/boris/internal/scope"
+	"golang.org/x/sys/unix"
+)
+
+type viewedSet struct {
+	mu sync.Mutex
+	m  map[string]bool
+}
+
+func (v *viewedSet) MarkViewed(p string) { v.mu.Lock(); v.m[p] = true; v.mu.Unlock() }
+func (v *viewedSet) HasViewed(p string) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.m[p]
+}
+
+type fixture struct {
+	dir    string
+	svc    *Service
+	viewed *viewedSet
+	c      Ctx
+}
+
+func newFixture(t testing.TB, allow bool, deny ...string) *fixture {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var allowDirs []string
+	if allow {
+		allowDirs = []string{dir}
+	}
+	pol, err := scope.New(allowDirs, deny, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &viewedSet{m: map[string]bool{}}
+	return &fixture{
+		dir:    dir,
+		svc:    New(Options{Policy: pol, MaxFileSize: 1 << 20, RequireViewBeforeEdit: true}),
+		viewed: v,
+		c:      Ctx{Cwd: dir, Viewed: v},
+	}
+}
+
+func (f *fixture) write(t testing.TB, name, content string) string {
+	t.Helper()
+	p := filepath.Join(f.dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (f *fixture) read(t testing.TB, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(f.dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func wantCode(t testing.TB, err error, code codes.Code, contains ...string) {
+	t.Helper()
+	e, ok := codes.As(err)
+	if !ok || e.Code != code {
+		t.Fatalf("got error %v, want code %s", err, code)
+	}
+	for _, c := range contains {
+		if !strings.Contains(e.Message, c) {
+			t.Fatalf("message %q does not mention %q", e.Message, c)
+		}
+	}
+}
+
+func numbered(from int, lines ...string) string {
+	var b strings.Builder
+	for i, l := range lines {
+		fmt.Fprintf(&b, "%6d\t%s\n", from+i, l)
+	}
+	return b.String()
+}
+
+func TestViewText(t *testing.T) {
+	f := newFixture(t, true)
+	f.write(t, "five.txt", "one\ntwo\n\nfour\nfive\n")
+	f.write(t, "noeol.txt", "a\nb")
+	f.write(t, "crlf.txt", "x\r\ny\r\n")
+	f.write(t, "empty.txt", "")
+	long := strings.Repeat("é", 2500)
+	f.write(t, "long.txt", long+"\nshort\n")
+	tests := []struct {
+		name string
+		path string
+		rng  *Range
+		want string
+	}{
+		{"whole file", "five.txt", nil, numbered(1, "one", "two", "", "four", "five")},
+		{"no final newline", "noeol.txt", nil, numbered(1, "a", "b")},
+		{"crlf shown without \\r", "crlf.txt", nil, numbered(1, "x", "y")},
+		{"range", "five.txt", &Range{2, 3}, numbered(2, "two", "")},
+		{"range to end", "five.txt", &Range{4, -1}, numbered(4, "four", "five")},
+		{"end clamped", "five.txt", &Range{5, 99}, numbered(5, "five")},
+		{"empty file", "empty.txt", nil, "is empty"},
+		{"long line cut", "long.txt", nil, numbered(1, strings.Repeat("é", 2000)+"… [line truncated: 2500 characters]", "short")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := f.svc.View(f.c, tt.path, tt.rng)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.want == "is empty" {
+				if !strings.Contains(res.Text, "is empty") {
+					t.Fatalf("got %q", res.Text)
+				}
+				return
+			}
+			if res.Text != tt.want {
+				t.Fatalf("got\n%q\nwant\n%q", res.Text, tt.want)
+			}
+		})
+	}
+	for _, rng := range []Range{{0, 2}, {3, 2}, {6, 9}, {-1, -1}} {
+		_, err := f.svc.View(f.c, "five.txt", &rng)
+		wantCode(t, err, codes.InvalidInput)
+		if rng.Start == 6 {
+			wantCode(t, err, codes.InvalidInput, "5 lines")
+		}
+	}
+}
+
+func TestViewManyLines(t *testing.T) {
+	f := newFixture(t, true)
+	var b strings.Builder
+	for i := 1; i <= 2500; i++ {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	f.write(t, "big.txt", b.String())
+	res, err := f.svc.View(f.c, "big.txt", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Text, "  2000\tline 2000\n") || strings.Contains(res.Text, "line 2001\n") || !strings.Contains(res.Text, "of 2500") {
+		t.Fatalf("tail of view: %q", res.Text[len(res.Text)-200:])
+	}
+	res, err = f.svc.View(f.c, "big.txt", &Range{2400, -1})
+	if err != nil || !strings.HasPrefix(res.Text, "  2400\tline 2400\n") || !strings.HasSuffix(res.Text, "  2500\tline 2500\n") {
+		t.Fatalf("range view: %v %q", err, res.Text)
+	}
+}
+
+func TestViewBinaryImageAndLimits(t *testing.T) {
+	f := newFixture(t, true)
+	var pngBuf bytes.Buffer
+	img := image.NewRGBA(image.Rect(0, 0, 2, 2))
+	img.Set(0, 0, color.RGBA{255, 0, 0, 255})
+	if err := png.Encode(&pngBuf, img); err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, "pic.dat", pngBuf.String()) // sniffed, not by extension
+	f.write(t, "logo.svg", `<svg xmlns="http://www.w3.org/2000/svg"/>`)
+	f.write(t, "blob.bin", "abc\x00def")
+	f.write(t, "huge.txt", strings.Repeat("x", 2<<20))
+
+	res, err := f.svc.View(f.c, "pic.dat", nil)
+	if err != nil || res.MIMEType != "image/png" || !bytes.Equal(res.Image, pngBuf.Bytes()) {
+		t.Fatalf("png: %v %q", err, res.MIMEType)
+	}
+	res, err = f.svc.View(f.c, "logo.svg", nil)
+	if err != nil || res.MIMEType != "image/svg+xml" {
+		t.Fatalf("svg: %v %+v", err, res)
+	}
+	res, err = f.svc.View(f.c, "blob.bin", nil)
+	if err != nil || res.Text != "Binary file (7 B): "+filepath.Join(f.dir, "blob.bin") {
+		t.Fatalf("binary: %v %q", err, res.Text)
+	}
+	_, err = f.svc.View(f.c, "huge.txt", nil)
+	wantCode(t, err, codes.FileTooLarge, "2.0 MB", "1.0 MB")
+	_, err = f.svc.View(f.c, "missing.txt", nil)
+	wantCode(t, err, codes.PathNotFound)
+	f.write(t, "Readme.md", "x")
+	_, err = f.svc.View(f.c, "readme.md", nil)
+	wantCode(t, err, codes.PathNotFound, "Readme.md")
+}
+
+func TestViewDirectory(t *testing.T) {
+	f := newFixture(t, true, "**/secret.txt")
+	for _, p := range []string{"src/main.go", "src/pkg/deep/x.go", ".github/ci.yml", ".git/HEAD", "node_modules/m/i.js", "README.md", "secret.txt"} {
+		f.write(t, p, "x")
+	}
+	if err := os.Symlink("src/main.go", filepath.Join(f.dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.svc.View(f.c, ".", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Join([]string{".github/", ".github/ci.yml", "README.md", "link -> src/main.go", "src/", "src/main.go", "src/pkg/"}, "\n") + "\n"
+	if _, body, _ := strings.Cut(res.Text, "\n"); body != want {
+		t.Fatalf("listing:\n%s\nwant:\n%s", body, want)
+	}
+	if len(f.viewed.m) != 0 {
+		t.Fatal("a directory listing marked files viewed")
+	}
+}
+
+func TestViewMarksResolvedPath(t *testing.T) {
+	f := newFixture(t, true)
+	real := f.write(t, "real.txt", "x\n")
+	if err := os.Symlink("real.txt", filepath.Join(f.dir, "alias.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.View(f.c, "missing", nil); err == nil || len(f.viewed.m) != 0 {
+		t.Fatal("a failed view marked something")
+	}
+	if _, err := f.svc.View(f.c, "alias.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	if !f.viewed.HasViewed(real) {
+		t.Fatalf("viewed set %v lacks %s", f.viewed.m, real)
+	}
+	// So editing through the real name works without another view.
+	if _, err := f.svc.StrReplace(f.c, "real.txt", "x", "y", false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStrReplace(t *testing.T) {
+	f := newFixture(t, true)
+	p := f.write(t, "a.go", "package a\n\nfunc A() {\n\treturn\n}\n\nfunc B() {\n\treturn\n}\n")
+
+	_, err := f.svc.StrReplace(f.c, "a.go", "func A", "func AA", false)
+	wantCode(t, err, codes.FileNotViewed, "view")
+	if _, err := f.svc.View(f.c, "a.go", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	out, err := f.svc.StrReplace(f.c, "a.go", "func A()", "func Alpha()", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "     3\tfunc Alpha() {\n") || !strings.Contains(out, "has been edited") {
+		t.Fatalf("snippet: %q", out)
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o640 {
+		t.Fatalf("mode changed to %v", fi.Mode().Perm())
+	}
+
+	_, err = f.svc.StrReplace(f.c, "a.go", "\treturn\n", "\treturn nil\n", false)
+	wantCode(t, err, codes.StrReplaceAmbiguous, "2 times", "lines 4, 8", "replace_all")
+	out, err = f.svc.StrReplace(f.c, "a.go", "\treturn\n", "\treturn nil\n", true)
+	if err != nil || !strings.Contains(out, "replaced 2 occurrences") {
+		t.Fatalf("replace_all: %v %q", err, out)
+	}
+	if got := f.read(t, "a.go"); strings.Count(got, "return nil") != 2 {
+		t.Fatalf("content %q", got)
+	}
+
+	_, err = f.svc.StrReplace(f.c, "a.go", "func  Alpha()  {", "x", false)
+	wantCode(t, err, codes.StrReplaceNotFound, "line 3", "func Alpha() {")
+	_, err = f.svc.StrReplace(f.c, "a.go", "absent", "x", true)
+	wantCode(t, err, codes.StrReplaceNotFound)
+	_, err = f.svc.StrReplace(f.c, "a.go", "same", "same", false)
+	wantCode(t, err, codes.InvalidInput)
+	_, err = f.svc.StrReplace(f.c, "a.go", "", "x", false)
+	wantCode(t, err, codes.InvalidInput)
+	_, err = f.svc.StrReplace(f.c, "nope.go", "a", "b", false)
+	wantCode(t, err, codes.PathNotFound, "create_file")
+
+	// Deleting: new_str empty.
+	if _, err := f.svc.StrReplace(f.c, "a.go", "\nfunc B() {\n\treturn nil\n}\n", "", false); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.read(t, "a.go"); strings.Contains(got, "func B") {
+		t.Fatalf("not deleted: %q", got)
+	}
+}
+
+func TestStrReplaceKeepsCRLF(t *testing.T) {
+	f := newFixture(t, false)
+	f.write(t, "w.txt", "one\r\ntwo\r\nthree\r\n")
+	if _, err := f.svc.View(f.c, "w.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.StrReplace(f.c, "w.txt", "one\ntwo\n", "1\n2\n2.5\n", false); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.read(t, "w.txt"); got != "1\r\n2\r\n2.5\r\nthree\r\n" {
+		t.Fatalf("got %q", got)
+	}
+	if _, err := f.svc.Insert(f.c, "w.txt", 0, "top\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.read(t, "w.txt"); got != "top\r\n1\r\n2\r\n2.5\r\nthree\r\n" {
+		t.Fatalf("after insert %q", got)
+	}
+}
+
+func TestCreate(t *testing.T) {
+	f := newFixture(t, true)
+	out, err := f.svc.Create(f.c, "new/dir/file.txt", "hello\n")
+	if err != nil || !strings.HasPrefix(out, "Created ") || !strings.Contains(out, "(6 bytes)") {
+		t.Fatalf("%v %q", err, out)
+	}
+	fi, _ := os.Stat(filepath.Join(f.dir, "new/dir/file.txt"))
+	di, _ := os.Stat(filepath.Join(f.dir, "new/dir"))
+	if fi.Mode().Perm() != 0o644 || di.Mode().Perm()&0o700 != 0o700 {
+		t.Fatalf("modes %v %v", fi.Mode(), di.Mode())
+	}
+	// Created by this session: counts as viewed.
+	if out, err := f.svc.Create(f.c, "new/dir/file.txt", "again\n"); err != nil || !strings.HasPrefix(out, "Overwrote") {
+		t.Fatalf("%v %q", err, out)
+	}
+	p := f.write(t, "existing.sh", "#!/bin/sh\n")
+	if err := os.Chmod(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.svc.Create(f.c, "existing.sh", "x")
+	wantCode(t, err, codes.FileNotViewed)
+	f.viewed.MarkViewed(p)
+	if _, err := f.svc.Create(f.c, "existing.sh", "#!/bin/sh\necho hi\n"); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o755 {
+		t.Fatalf("mode %v", fi.Mode().Perm())
+	}
+	_, err = f.svc.Create(f.c, "toolarge.txt", strings.Repeat("x", 1<<20+1))
+	wantCode(t, err, codes.FileTooLarge)
+	if _, err := os.Stat(filepath.Join(f.dir, "toolarge.txt")); err == nil {
+		t.Fatal("a too-large file was written")
+	}
+	_, err = f.svc.Create(f.c, "new", "x")
+	wantCode(t, err, codes.InvalidInput, "directory")
+	_, err = f.svc.Create(f.c, "/etc/boris-test", "x")
+	wantCode(t, err, codes.AccessDenied)
+}
+
+func TestInsert(t *testing.T) {
+	f := newFixture(t, true)
+	f.write(t, "f.txt", "a\nb")
+	f.viewed.MarkViewed(filepath.Join(f.dir, "f.txt"))
+	tests := []struct {
+		after int
+		text  string
+		want  string
+	}{
+		{0, "top", "top\na\nb"},
+		{1, "mid\n", "top\nmid\na\nb"},
+		{4, "end", "top\nmid\na\nb\nend\n"},
+	}
+	for _, tt := range tests {
+		if _, err := f.svc.Insert(f.c, "f.txt", tt.after, tt.text); err != nil {
+			t.Fatal(err)
+		}
+		if got := f.read(t, "f.txt"); got != tt.want {
+			t.Fatalf("after %d: got %q want %q", tt.after, got, tt.want)
+		}
+	}
+	_, err := f.svc.Insert(f.c, "f.txt", 9, "x")
+	wantCode(t, err, codes.InvalidInput, "has 5 lines")
+	_, err = f.svc.Insert(f.c, "f.txt", -1, "x")
+	wantCode(t, err, codes.InvalidInput)
+}
+
+func TestDenied(t *testing.T) {
+	f := newFixture(t, true, "**/.env")
+	f.write(t, ".env", "TOKEN=secret")
+	if err := os.Symlink(".env", filepath.Join(f.dir, "harmless")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{".env", "harmless", "/etc/passwd", "../../etc/passwd"} {
+		_, err := f.svc.View(f.c, p, nil)
+		wantCode(t, err, codes.AccessDenied)
+		_, err = f.svc.Create(f.c, p, "x")
+		wantCode(t, err, codes.AccessDenied)
+		_, err = f.svc.StrReplace(f.c, p, "a", "b", false)
+		wantCode(t, err, codes.AccessDenied)
+	}
+	if got := f.read(t, ".env"); got != "TOKEN=secret" {
+		t.Fatalf(".env changed: %q", got)
+	}
+}
+
+// A reader racing str_replace sees the old content or the new one, never a
+// mix or an empty file.
+func TestReaderNeverSeesPartialWrite(t *testing.T) {
+	f := newFixture(t, true)
+	a := strings.Repeat("A", 256<<10)
+	b := strings.Repeat("B", 256<<10)
+	p := f.write(t, "big.txt", a)
+	f.viewed.MarkViewed(p)
+	var stop atomic.Bool
+	var bad atomic.Value
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			for !stop.Load() {
+				got, err := os.ReadFile(p)
+				if err != nil {
+					bad.Store(err.Error())
+					return
+				}
+				if s := string(got); s != a && s != b {
+					bad.Store(fmt.Sprintf("read %d bytes of mixed content", len(got)))
+					return
+				}
+			}
+		})
+	}
+	cur, next := a, b
+	for range 200 {
+		if _, err := f.svc.StrReplace(f.c, "big.txt", cur, next, false); err != nil {
+			t.Fatal(err)
+		}
+		cur, next = next, cur
+	}
+	stop.Store(true)
+	wg.Wait()
+	if v := bad.Load(); v != nil {
+		t.Fatal(v)
+	}
+}
+
+// Swapping a directory for a symlink to the outside while view and create
+// run never yields outside content or writes outside.
+func TestSymlinkSwapNeverEscapes(t *testing.T) {
+	f := newFixture(t, true)
+	outside, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("OUTSIDE"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(f.dir, "d")
+	swap := filepath.Join(f.dir, "d.swap")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "secret.txt"), []byte("inside"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, swap); err != nil {
+		t.Fatal(err)
+	}
+	f.svc.opts.RequireViewBeforeEdit = false
+
+	// RENAME_EXCHANGE swaps the directory and the symlink in one system
+	// call, so "d" flips between them fast and evenly.
+	var stop atomic.Bool
+	var flips atomic.Int64
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for !stop.Load() {
+			if err := unix.Renameat2(unix.AT_FDCWD, dir, unix.AT_FDCWD, swap, unix.RENAME_EXCHANGE); err != nil {
+				t.Errorf("exchange: %v", err)
+				return
+			}
+			flips.Add(1)
+			spin(10 * time.Microsecond)
+		}
+	})
+	leaks, escapes := 0, 0
+	for i := range 3000 {
+		if res, err := f.svc.View(f.c, "d/secret.txt", nil); err == nil && strings.Contains(res.Text, "OUTSIDE") {
+			leaks++
+		}
+		_, _ = f.svc.Create(f.c, "d/secret.txt", "inside")
+		_, _ = f.svc.Create(f.c, fmt.Sprintf("d/new-%d.txt", i), "x")
+	}
+	stop.Store(true)
+	wg.Wait()
+	if flips.Load() < 1000 {
+		t.Fatalf("only %d swaps happened; the race was not exercised", flips.Load())
+	}
+	entries, _ := os.ReadDir(outside)
+	for _, e := range entries {
+		if e.Name() != "secret.txt" {
+			escapes++
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(outside, "secret.txt")); string(got) != "OUTSIDE" {
+		escapes++
+	}
+	if leaks > 0 || escapes > 0 {
+		t.Fatalf("%d reads leaked outside content, %d writes escaped", leaks, escapes)
+	}
+}
+
+func spin(d time.Duration) {
+	for end := time.Now().Add(d); time.Now().Before(end); {
+	}
+}

@@ -1,0 +1,398 @@
+// Package session holds the state of one MCP session: its working
+// directory, the sentinel nonce of its shell commands, the files it has
+// viewed, and every process it started. Closing a session terminates all of
+// those processes; a closed session starts no more.
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/boris-mcp/boris/internal/codes"
+	"github.com/boris-mcp/boris/internal/shell"
+)
+
+// Defaults for Options.
+const (
+	DefaultMaxTasks = 10
+	// maxFinishedTasks bounds finished, unread background tasks kept.
+	maxFinishedTasks = 100
+)
+
+// Options configure sessions; one value is shared by all sessions of a
+// server.
+type Options struct {
+	// Workdir is the initial working directory (absolute, symlink-free).
+	Workdir string
+	// Runner starts shell commands; nil when no shell exists.
+	Runner *shell.Runner
+	// TaskTimeout limits a background task's life (0 = no limit).
+	TaskTimeout time.Duration
+	// MaxTasks limits running background tasks (0 = DefaultMaxTasks).
+	MaxTasks int
+	// OnTaskChange, if set, is called with +1/-1 as background tasks start
+	// and finish (for metrics).
+	OnTaskChange func(delta int)
+}
+
+// Session is the state of one MCP session. It is safe for concurrent use.
+type Session struct {
+	id       string
+	sentinel string
+	opts     Options
+
+	mu        sync.Mutex
+	cwd       string
+	viewed    map[string]struct{}
+	closed    bool
+	running   map[*shell.Process]struct{} // foreground commands
+	leftovers []*shell.Process            // finished, with processes left in their group
+	tasks     map[string]*task
+	taskSeq   int
+
+	closeOnce sync.Once
+	closedCh  chan struct{}
+}
+
+// New returns a session with the given id.
+func New(id string, opts Options) *Session {
+	if opts.MaxTasks <= 0 {
+		opts.MaxTasks = DefaultMaxTasks
+	}
+	var nonce [4]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		panic(fmt.Sprintf("crypto/rand failed: %v", err)) // never happens on supported systems
+	}
+	return &Session{
+		id:       id,
+		sentinel: "__BORIS_CWD_" + hex.EncodeToString(nonce[:]) + "__",
+		opts:     opts,
+		cwd:      opts.Workdir,
+		viewed:   map[string]struct{}{},
+		running:  map[*shell.Process]struct{}{},
+		tasks:    map[string]*task{},
+		closedCh: make(chan struct{}),
+	}
+}
+
+// ID returns the session id.
+func (s *Session) ID() string { return s.id }
+
+// Sentinel returns the session's cwd sentinel (for tests).
+func (s *Session) Sentinel() string { return s.sentinel }
+
+// Cwd returns the current working directory.
+func (s *Session) Cwd() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cwd
+}
+
+// MarkViewed records a resolved path as viewed in this session.
+func (s *Session) MarkViewed(path string) {
+	s.mu.Lock()
+	s.viewed[path] = struct{}{}
+	s.mu.Unlock()
+}
+
+// HasViewed reports whether a resolved path was viewed in this session.
+func (s *Session) HasViewed(path string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.viewed[path]
+	return ok
+}
+
+// Closed is closed when the session has been closed.
+func (s *Session) Closed() <-chan struct{} { return s.closedCh }
+
+func errClosed() error {
+	return codes.Errorf(codes.SessionClosed, "this session has been closed; reconnect to start a new session")
+}
+
+// RunResult is a foreground command's result.
+type RunResult struct {
+	shell.Result
+	// CwdReset is set when the tracked directory had disappeared and the
+	// command ran in the initial workdir instead; it names the lost one.
+	CwdReset string
+}
+
+// Run runs a foreground command from the session's directory and updates
+// the directory from where it ended. Cancelling ctx terminates its group.
+func (s *Session) Run(ctx context.Context, script string, timeout time.Duration, onProgress func(string, int64)) (RunResult, error) {
+	dir, reset, err := s.startDir()
+	if err != nil {
+		return RunResult{}, err
+	}
+	p, err := s.start(script, dir, onProgress, nil, func(p *shell.Process) { s.running[p] = struct{}{} })
+	if err != nil {
+		return RunResult{}, err
+	}
+	res := p.Wait(ctx, timeout)
+
+	s.mu.Lock()
+	delete(s.running, p)
+	if res.Dir != "" && !res.Canceled && !s.closed {
+		s.cwd = res.Dir
+	}
+	// Children left running by a command that completed normally (a dev
+	// server started with &) live on until the session closes; a command
+	// that timed out or was cancelled leaves nothing behind.
+	keep := res.Leftover && !res.TimedOut && !res.Canceled && !s.closed
+	if keep {
+		s.leftovers = append(s.leftovers, p)
+	}
+	s.mu.Unlock()
+	if !keep {
+		p.Terminate() // a no-op when the group is already empty
+		go func() { <-p.Terminated(); p.Close() }()
+	}
+	return RunResult{Result: res, CwdReset: reset}, nil
+}
+
+// startDir returns the directory to run in: the tracked one, or the initial
+// workdir if it has gone (then reset names the lost directory).
+func (s *Session) startDir() (dir, reset string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return "", "", errClosed()
+	}
+	if fi, err := os.Stat(s.cwd); err == nil && fi.IsDir() {
+		return s.cwd, "", nil
+	}
+	reset = s.cwd
+	s.cwd = s.opts.Workdir
+	return s.cwd, reset, nil
+}
+
+// start starts a command and registers it under the session lock, so a
+// concurrent Close either sees it or prevents it. admit, if set, may refuse
+// the start (checked under the same lock).
+func (s *Session) start(script, dir string, onProgress func(string, int64), admit func() error, register func(*shell.Process)) (*shell.Process, error) {
+	if s.opts.Runner == nil {
+		return nil, codes.Errorf(codes.BashStartFailed, "no shell is available on this server")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errClosed()
+	}
+	if admit != nil {
+		if err := admit(); err != nil {
+			return nil, err
+		}
+	}
+	s.pruneLeftoversLocked()
+	p, err := s.opts.Runner.Start(shell.Command{Script: script, Dir: dir, Sentinel: s.sentinel, OnProgress: onProgress})
+	if err != nil {
+		return nil, codes.Errorf(codes.BashStartFailed, "could not start %s: %v", s.opts.Runner.Shell(), err)
+	}
+	register(p)
+	return p, nil
+}
+
+// pruneLeftoversLocked forgets leftover groups that have emptied, so their
+// ids are never signalled after the system may have reused them.
+func (s *Session) pruneLeftoversLocked() {
+	kept := s.leftovers[:0]
+	for _, p := range s.leftovers {
+		if shell.GroupAlive(p.Pgid()) {
+			kept = append(kept, p)
+		} else {
+			p.Close()
+		}
+	}
+	clear(s.leftovers[len(kept):])
+	s.leftovers = kept
+}
+
+// Close terminates every process the session started (SIGTERM, SIGKILL
+// after the grace period) and waits until they are gone. It is idempotent.
+func (s *Session) Close() {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		var procs []*shell.Process
+		for p := range s.running {
+			procs = append(procs, p)
+		}
+		procs = append(procs, s.leftovers...)
+		s.leftovers = nil
+		for _, t := range s.tasks {
+			procs = append(procs, t.proc)
+			if t.timer != nil {
+				t.timer.Stop()
+			}
+		}
+		s.mu.Unlock()
+
+		for _, p := range procs {
+			p.Terminate()
+		}
+		for _, p := range procs {
+			<-p.Terminated()
+			p.Close()
+		}
+		close(s.closedCh)
+	})
+}
+
+// task is a background command.
+type task struct {
+	id       string
+	proc     *shell.Process
+	timer    *time.Timer
+	started  time.Time
+	finished bool // counted out of the running limit
+}
+
+// TaskInfo describes a started background task.
+type TaskInfo struct {
+	ID   string
+	Pgid int
+}
+
+// StartBackground starts a background command. It never changes the
+// session's directory.
+func (s *Session) StartBackground(script string) (TaskInfo, error) {
+	dir, _, err := s.startDir()
+	if err != nil {
+		return TaskInfo{}, err
+	}
+	var t *task
+	p, err := s.start(script, dir, nil, s.checkTaskLimitLocked, func(p *shell.Process) {
+		s.taskSeq++
+		t = &task{id: fmt.Sprintf("task_%d", s.taskSeq), proc: p, started: time.Now()}
+		s.tasks[t.id] = t
+	})
+	if err != nil {
+		return TaskInfo{}, err
+	}
+	if s.opts.OnTaskChange != nil {
+		s.opts.OnTaskChange(+1)
+	}
+	if s.opts.TaskTimeout > 0 {
+		t.timer = time.AfterFunc(s.opts.TaskTimeout, p.MarkTimedOut)
+	}
+	go func() {
+		<-p.Done()
+		s.mu.Lock()
+		t.finished = true
+		if t.timer != nil {
+			t.timer.Stop()
+		}
+		s.trimFinishedLocked()
+		s.mu.Unlock()
+		if s.opts.OnTaskChange != nil {
+			s.opts.OnTaskChange(-1)
+		}
+	}()
+	return TaskInfo{ID: t.id, Pgid: p.Pgid()}, nil
+}
+
+// checkTaskLimitLocked returns BASH_TASK_LIMIT when the session already
+// runs the maximum number of background tasks.
+func (s *Session) checkTaskLimitLocked() error {
+	if n := s.runningTasksLocked(); n >= s.opts.MaxTasks {
+		return codes.Errorf(codes.BashTaskLimit, "%d background tasks are already running in this session (the limit is %d); wait for one to finish (task_output) or stop one with kill -TERM -<pgid>", n, s.opts.MaxTasks)
+	}
+	return nil
+}
+
+func (s *Session) runningTasksLocked() int {
+	n := 0
+	for _, t := range s.tasks {
+		if !t.finished {
+			n++
+		}
+	}
+	return n
+}
+
+// trimFinishedLocked drops the oldest finished tasks beyond the retention
+// limit, so unread results cannot pile up without bound.
+func (s *Session) trimFinishedLocked() {
+	var done []*task
+	for _, t := range s.tasks {
+		if t.finished {
+			done = append(done, t)
+		}
+	}
+	if len(done) <= maxFinishedTasks {
+		return
+	}
+	sort.Slice(done, func(i, j int) bool { return done[i].started.Before(done[j].started) })
+	for _, t := range done[:len(done)-maxFinishedTasks] {
+		delete(s.tasks, t.id)
+		s.retireLocked(t.proc)
+	}
+}
+
+// retireLocked keeps a finished process with live leftovers for killing at
+// close, and releases one without.
+func (s *Session) retireLocked(p *shell.Process) {
+	if p.Result().Leftover && shell.GroupAlive(p.Pgid()) {
+		s.leftovers = append(s.leftovers, p)
+		return
+	}
+	p.Close()
+}
+
+// TaskStatus is what task_output reports.
+type TaskStatus struct {
+	ID      string
+	Pgid    int
+	Running bool
+	// KilledByTimeout is set when --background-task-timeout ended it.
+	KilledByTimeout bool
+	Result          shell.Result
+}
+
+// TaskOutput returns a task's status and output so far. A finished task is
+// removed after this read.
+func (s *Session) TaskOutput(id string) (TaskStatus, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tasks[id]
+	if !ok {
+		var ids []string
+		for k := range s.tasks {
+			ids = append(ids, k)
+		}
+		sort.Strings(ids)
+		known := "this session has no background tasks"
+		if len(ids) > 0 {
+			known = "this session's tasks are: " + joinMax(ids, 20)
+		}
+		return TaskStatus{}, codes.Errorf(codes.BashTaskNotFound, "no background task %q in this session (%s); a finished task's output can be read once", id, known)
+	}
+	res := t.proc.Result()
+	st := TaskStatus{ID: id, Pgid: t.proc.Pgid(), Running: t.proc.Running(), Result: res, KilledByTimeout: res.TimedOut}
+	if !st.Running {
+		delete(s.tasks, id)
+		s.retireLocked(t.proc)
+	}
+	return st, nil
+}
+
+func joinMax(items []string, n int) string {
+	out := ""
+	for i, it := range items {
+		if i == n {
+			return out + fmt.Sprintf(", … (%d more)", len(items)-n)
+		}
+		if i > 0 {
+			out += ", "
+		}
+		out += it
+	}
+	return out
+}

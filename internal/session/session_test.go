@@ -1,0 +1,257 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/boris-mcp/boris/internal/codes"
+	"github.com/boris-mcp/boris/internal/shell"
+)
+
+func TestMain(m *testing.M) {
+	if err := shell.EnableReaping(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+func newSession(t *testing.T, opts Options) *Session {
+	t.Helper()
+	if opts.Workdir == "" {
+		opts.Workdir = t.TempDir()
+	}
+	if opts.Runner == nil {
+		opts.Runner = shell.NewRunner("/bin/bash", shell.Environ(os.Environ()), shell.Options{Grace: time.Second})
+	}
+	s := New("test", opts)
+	t.Cleanup(s.Close)
+	return s
+}
+
+func mustRun(t *testing.T, s *Session, script string) RunResult {
+	t.Helper()
+	res, err := s.Run(context.Background(), script, 10*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func wantCode(t *testing.T, err error, code codes.Code) {
+	t.Helper()
+	e, ok := codes.As(err)
+	if !ok || e.Code != code {
+		t.Fatalf("got error %v, want code %s", err, code)
+	}
+}
+
+func TestCwdTracking(t *testing.T) {
+	s := newSession(t, Options{})
+	work := s.Cwd()
+	sub := filepath.Join(work, "a")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, s, "cd a")
+	if s.Cwd() != sub {
+		t.Fatalf("cwd %q", s.Cwd())
+	}
+	if res := mustRun(t, s, "pwd"); res.Stdout.Text != sub+"\n" {
+		t.Fatalf("pwd printed %q", res.Stdout.Text)
+	}
+	// A background command never moves the session.
+	info, err := s.StartBackground("cd /")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitTask(t, s, info.ID)
+	if s.Cwd() != sub {
+		t.Fatalf("background cd moved the session to %q", s.Cwd())
+	}
+	// The tracked directory disappears: fall back to the workdir and say so.
+	if err := os.Remove(sub); err != nil {
+		t.Fatal(err)
+	}
+	res := mustRun(t, s, "pwd")
+	if res.CwdReset != sub || res.Stdout.Text != work+"\n" || s.Cwd() != work {
+		t.Fatalf("reset %q stdout %q cwd %q", res.CwdReset, res.Stdout.Text, s.Cwd())
+	}
+}
+
+func waitTask(t *testing.T, s *Session, id string) TaskStatus {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		st, err := s.TaskOutput(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !st.Running {
+			return st
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("task %s still running", id)
+	return TaskStatus{}
+}
+
+func TestBackgroundTasks(t *testing.T) {
+	s := newSession(t, Options{})
+	info, err := s.StartBackground("echo one; sleep 0.3; echo two; exit 7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Pgid <= 1 || !strings.HasPrefix(info.ID, "task_") {
+		t.Fatalf("info %+v", info)
+	}
+	st, err := s.TaskOutput(info.ID)
+	if err != nil || !st.Running {
+		t.Fatalf("first read: %+v %v", st, err)
+	}
+	st = waitTask(t, s, info.ID)
+	if st.Result.ExitCode != 7 || st.Result.Stdout.Text != "one\ntwo\n" {
+		t.Fatalf("finished: exit %d stdout %q", st.Result.ExitCode, st.Result.Stdout.Text)
+	}
+	// Single read: gone now.
+	_, err = s.TaskOutput(info.ID)
+	wantCode(t, err, codes.BashTaskNotFound)
+	// Another session cannot see this one's tasks.
+	other := newSession(t, Options{})
+	info2, err := s.StartBackground("sleep 5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = other.TaskOutput(info2.ID)
+	wantCode(t, err, codes.BashTaskNotFound)
+}
+
+func TestTaskLimit(t *testing.T) {
+	s := newSession(t, Options{MaxTasks: 3})
+	for i := range 3 {
+		if _, err := s.StartBackground("sleep 30"); err != nil {
+			t.Fatalf("task %d: %v", i, err)
+		}
+	}
+	_, err := s.StartBackground("sleep 30")
+	wantCode(t, err, codes.BashTaskLimit)
+	// Concurrent starts never exceed the limit.
+	s2 := newSession(t, Options{MaxTasks: 4})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok := 0
+	for range 12 {
+		wg.Go(func() {
+			if _, err := s2.StartBackground("sleep 30"); err == nil {
+				mu.Lock()
+				ok++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if ok != 4 {
+		t.Fatalf("%d tasks started concurrently with a limit of 4", ok)
+	}
+}
+
+func TestBackgroundTimeout(t *testing.T) {
+	s := newSession(t, Options{TaskTimeout: 300 * time.Millisecond})
+	info, err := s.StartBackground("echo start; sleep 30")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := waitTask(t, s, info.ID)
+	if !st.KilledByTimeout || st.Result.Stdout.Text != "start\n" {
+		t.Fatalf("status %+v", st)
+	}
+}
+
+// Close kills background tasks, leftovers of foreground commands and
+// running foreground commands, and a closed session starts nothing.
+func TestCloseKillsEverything(t *testing.T) {
+	s := newSession(t, Options{})
+	dir := s.Cwd()
+	bg, err := s.StartBackground("echo $$ > bg.pid; exec sleep 300")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := mustRun(t, s, "sleep 300 & echo $! > left.pid")
+	if !res.Leftover {
+		t.Fatal("the & child should be a leftover")
+	}
+	fgDone := make(chan RunResult)
+	go func() {
+		r, _ := s.Run(context.Background(), "trap '' TERM; echo $$ > fg.pid; while :; do sleep 0.05; done", time.Minute, nil)
+		fgDone <- r
+	}()
+	pids := []int{readPid(t, filepath.Join(dir, "bg.pid")), readPid(t, filepath.Join(dir, "left.pid")), readPid(t, filepath.Join(dir, "fg.pid"))}
+	start := time.Now()
+	s.Close()
+	if took := time.Since(start); took > 4*time.Second {
+		t.Fatalf("close took %v", took)
+	}
+	<-fgDone
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Fatalf("process %d survived session close", pid)
+		}
+	}
+	_ = bg
+	_, err = s.Run(context.Background(), "true", time.Second, nil)
+	wantCode(t, err, codes.SessionClosed)
+	_, err = s.StartBackground("true")
+	wantCode(t, err, codes.SessionClosed)
+	s.Close() // idempotent
+}
+
+func TestViewedSetIsConcurrentSafe(t *testing.T) {
+	s := New("a", Options{Workdir: "/"})
+	other := New("b", Options{Workdir: "/"})
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for j := range 200 {
+				p := fmt.Sprintf("/w/%d/%d", i, j)
+				s.MarkViewed(p)
+				if !s.HasViewed(p) {
+					t.Errorf("%s not viewed", p)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if other.HasViewed("/w/0/0") {
+		t.Fatal("viewed set leaked across sessions")
+	}
+}
+
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(path)
+		if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil {
+			return pid
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no pid in %s", path)
+	return 0
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i > 0 && i+2 < len(b) && b[i+2] != 'Z'
+}
