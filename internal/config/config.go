@@ -150,6 +150,13 @@ func Parse(args []string, getenv func(string) string, version string, stdout, st
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(int) { exited = true; panic(errExitPanic{}) }),
 		kong.Resolvers(envResolver(getenv)),
+		kong.ValueFormatter(func(v *kong.Value) string {
+			help := kong.DefaultHelpValueFormatter(v)
+			if env := v.Tag.Get("envvar"); env != "" {
+				help += " ($" + env + ")"
+			}
+			return help
+		}),
 		kong.UsageOnError(),
 	)
 	if err != nil {

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func tempDir(t *testing.T) string {
+	t.Helper()
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestStdioBinary(t *testing.T) {
+	dir := tempDir(t)
+	cs, _, logs := connectStdio(t, dir)
+	defer cs.Close()
+	if got := mustOK(t, cs, "bash", map[string]any{"command": "echo hi; false"}); got != "exit_code: 1\nstdout:\nhi\n" {
+		t.Fatalf("bash: %q", got)
+	}
+	mustOK(t, cs, "create_file", map[string]any{"path": "a.txt", "content": "x\n"})
+	if got := mustOK(t, cs, "view", map[string]any{"path": "a.txt"}); got != "     1\tx\n" {
+		t.Fatalf("view: %q", got)
+	}
+	if !strings.Contains(logs.String(), `shell="/bin/bash (detected)"`) {
+		t.Fatalf("start-up log does not name the shell:\n%s", logs)
+	}
+	if !strings.Contains(logs.String(), "tool=bash") {
+		t.Fatalf("no debug line per tool call:\n%s", logs)
+	}
+}
+
+// Closing stdin ends the session and every process it started.
+func TestStdioEOFKillsProcesses(t *testing.T) {
+	dir := tempDir(t)
+	cs, cmd, _ := connectStdio(t, dir)
+	mustOK(t, cs, "bash", map[string]any{"command": "echo $$ > bg.pid; trap '' TERM; while :; do sleep 0.1; done", "run_in_background": true})
+	mustOK(t, cs, "bash", map[string]any{"command": "sleep 300 & echo $! > left.pid"})
+	pids := []int{readPid(t, filepath.Join(dir, "bg.pid")), readPid(t, filepath.Join(dir, "left.pid"))}
+	start := time.Now()
+	_ = cs.Close() // closes boris's stdin and waits for it to exit
+	if took := time.Since(start); took > 8*time.Second {
+		t.Fatalf("exit after EOF took %v", took)
+	}
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 0 {
+		t.Fatalf("boris exit state %v", cmd.ProcessState)
+	}
+	waitGone(t, time.Second, pids...)
+}
+
+// SIGTERM to the server with foreground and background commands running,
+// some ignoring SIGTERM: every process is gone within the grace, exit 0.
+func TestSigtermKillsEverything(t *testing.T) {
+	dir := tempDir(t)
+	cmd := exec.Command(binPath, "--port=0", "--workdir="+dir)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	logs := &logBuffer{}
+	url := scanLogs(t, stderr, logs)
+	cs := connectHTTP(t, url, "", nil)
+	mustOK(t, cs, "bash", map[string]any{"command": "echo $$ > bg.pid; trap '' TERM; while :; do sleep 0.1; done", "run_in_background": true})
+	mustOK(t, cs, "bash", map[string]any{"command": "sh -c 'trap \"\" TERM; echo $$ > grand.pid; while :; do sleep 0.1; done' & echo started"})
+	go func() {
+		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "trap '' TERM; echo $$ > fg.pid; while :; do sleep 0.1; done"}})
+	}()
+	pids := []int{readPid(t, filepath.Join(dir, "bg.pid")), readPid(t, filepath.Join(dir, "grand.pid")), readPid(t, filepath.Join(dir, "fg.pid"))}
+	start := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit: %v\n%s", err, logs)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("boris did not exit after SIGTERM\n%s", logs)
+	}
+	if took := time.Since(start); took > 7*time.Second {
+		t.Fatalf("shutdown took %v", took)
+	}
+	waitGone(t, 500*time.Millisecond, pids...)
+}
+
+// A command printing 1.5 GB costs the server a fixed buffer.
+func TestHugeOutputBoundedMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("prints 1.5 GB through a pipe")
+	}
+	dir := tempDir(t)
+	cs, cmd, _ := connectStdio(t, dir)
+	defer cs.Close()
+	text := mustOK(t, cs, "bash", map[string]any{"command": "head -c 1500000000 /dev/zero | tr '\\0' a; echo; echo done >&2"})
+	if !strings.Contains(text, "1500000001 characters in total") || !strings.HasSuffix(text, "stderr:\ndone\n") {
+		t.Fatalf("result tail %q", text[len(text)-300:])
+	}
+	hwm := peakRSS(t, cmd.Process.Pid)
+	t.Logf("peak RSS of boris after 1.5 GB of output: %.1f MB", float64(hwm)/(1<<20))
+	if hwm > 64<<20 {
+		t.Fatalf("peak RSS %d MB exceeds 64 MB", hwm>>20)
+	}
+}
+
+// peakRSS reads VmHWM (peak resident set) in bytes.
+func peakRSS(t *testing.T, pid int) int64 {
+	t.Helper()
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM")
+	return 0
+}

@@ -1,0 +1,286 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// binPath is the boris binary built once for the tests that run it as a
+// separate process.
+var binPath string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "boris-test-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binPath = filepath.Join(dir, "boris")
+	build := exec.Command("go", "build", "-o", binPath, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build boris:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// logBuffer collects a server's stderr lines.
+type logBuffer struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logBuffer) add(s string) { l.mu.Lock(); l.lines = append(l.lines, s); l.mu.Unlock() }
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
+
+var listenRe = regexp.MustCompile(`msg=listening addr=\S*:(\d+)`)
+
+// scanLogs reads a server's stderr until it reports its port, then keeps
+// collecting the rest in the background.
+func scanLogs(t *testing.T, r io.Reader, logs *logBuffer) string {
+	t.Helper()
+	portc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		sent := false
+		for sc.Scan() {
+			logs.add(sc.Text())
+			if m := listenRe.FindStringSubmatch(sc.Text()); m != nil && !sent {
+				portc <- m[1]
+				sent = true
+			}
+		}
+		if !sent {
+			close(portc)
+		}
+	}()
+	select {
+	case port, ok := <-portc:
+		if !ok {
+			t.Fatalf("server exited before listening:\n%s", logs)
+		}
+		return "http://127.0.0.1:" + port
+	case <-time.After(10 * time.Second):
+		t.Fatalf("server did not start:\n%s", logs)
+	}
+	return ""
+}
+
+// inProcess is boris running in this test process through run().
+type inProcess struct {
+	url  string
+	dir  string
+	logs *logBuffer
+	stop func() error
+}
+
+// startInProcess runs boris over HTTP on a free port with the given extra
+// arguments; the workdir is a fresh temp dir unless args set one.
+func startInProcess(t *testing.T, args ...string) *inProcess {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := append([]string{"--port=0", "--log-level=debug", "--workdir=" + dir}, args...)
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := run(ctx, full, func(string) string { return "" }, strings.NewReader(""), io.Discard, pw)
+		pw.Close()
+		done <- err
+	}()
+	logs := &logBuffer{}
+	p := &inProcess{url: scanLogs(t, pr, logs), dir: dir, logs: logs}
+	var once sync.Once
+	var stopErr error
+	p.stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case stopErr = <-done:
+			case <-time.After(15 * time.Second):
+				stopErr = fmt.Errorf("server did not stop")
+			}
+		})
+		return stopErr
+	}
+	t.Cleanup(func() {
+		if err := p.stop(); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	})
+	return p
+}
+
+// bearer adds an Authorization header to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+func connectHTTP(t *testing.T, url, token string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	hc := &http.Client{}
+	if token != "" {
+		hc.Transport = bearer{token: token, next: http.DefaultTransport}
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "boris-test", Version: "1"}, opts).
+		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// connectStdio starts the boris binary in stdio mode.
+func connectStdio(t *testing.T, dir string, args ...string) (*mcp.ClientSession, *exec.Cmd, *logBuffer) {
+	t.Helper()
+	cmd := exec.Command(binPath, append([]string{"--transport=stdio", "--workdir=" + dir, "--log-level=debug"}, args...)...)
+	logs := &logBuffer{}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			logs.add(sc.Text())
+		}
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "boris-test", Version: "1"}, nil).
+		Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
+	if err != nil {
+		t.Fatalf("connect stdio: %v\n%s", err, logs)
+	}
+	return cs, cmd, logs
+}
+
+// call invokes a tool and returns its text and IsError; a protocol error
+// fails the test.
+func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (string, bool) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error: %v", name, err)
+	}
+	return resultText(res), res.IsError
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// mustOK calls a tool that must succeed.
+func mustOK(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) string {
+	t.Helper()
+	text, isErr := call(t, cs, name, args)
+	if isErr {
+		t.Fatalf("%s failed: %s", name, text)
+	}
+	return text
+}
+
+// mustErr calls a tool that must fail with the code.
+func mustErr(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any, code string) string {
+	t.Helper()
+	text, isErr := call(t, cs, name, args)
+	if !isErr || !strings.HasPrefix(text, "["+code+"] ") {
+		t.Fatalf("%s: want [%s], got isError=%v %q", name, code, isErr, text)
+	}
+	return text
+}
+
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+// processAlive reports whether pid runs (zombies count as gone).
+func processAlive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i > 0 && i+2 < len(b) && b[i+2] != 'Z'
+}
+
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(path)
+		if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil && pid > 0 {
+			return pid
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no pid in %s", path)
+	return 0
+}
+
+// waitGone polls until none of pids runs, or fails after limit.
+func waitGone(t *testing.T, limit time.Duration, pids ...int) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		var alive []int
+		for _, p := range pids {
+			if processAlive(p) {
+				alive = append(alive, p)
+			}
+		}
+		if len(alive) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes %v still running after %v", alive, limit)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

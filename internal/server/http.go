@@ -1,0 +1,143 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/boris-mcp/boris/internal/session"
+)
+
+// Handler returns the HTTP handler: /mcp behind auth and CORS, and beside
+// it, on a mux no auth wraps, /health and (when given) /metrics.
+func (s *Server) Handler(metrics http.Handler) http.Handler {
+	side := http.NewServeMux()
+	side.HandleFunc("GET /health", s.health)
+	if metrics != nil {
+		side.Handle("GET /metrics", metrics)
+	}
+
+	maxBody := 2*s.deps.Config.MaxFileSize + 1<<20 // a create_file of the largest file, JSON-escaped
+	mcpHandler := mcp.NewStreamableHTTPHandler(s.newHTTPSession, &mcp.StreamableHTTPOptions{
+		SessionTimeout:               s.deps.Config.SessionIdleTimeout,
+		Logger:                       s.sdkLogger,
+		MaxRequestBodyBytes:          maxBody,
+		PropagateRequestCancellation: true,
+	})
+
+	root := http.NewServeMux()
+	root.Handle("/mcp", cors(s.auth(s.closeOnDelete(mcpHandler))))
+	root.Handle("/health", side)
+	root.Handle("/metrics", side)
+	return root
+}
+
+// newHTTPSession makes the server of a new HTTP session, or refuses one
+// during shutdown.
+func (s *Server) newHTTPSession(*http.Request) *mcp.Server {
+	s.mu.Lock()
+	closing := s.closing
+	s.mu.Unlock()
+	if closing {
+		return nil
+	}
+	return s.newMCPServer(session.New(newID(), s.deps.Sessions))
+}
+
+func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"status": "ok", "version": s.deps.Version})
+}
+
+// closeOnDelete ends a session's processes before the SDK closes it: the
+// SDK waits for in-flight calls, which end only when their processes do.
+func (s *Server) closeOnDelete(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+				s.closeSession(id)
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// auth requires the bearer token on every request when one is configured.
+func (s *Server) auth(next http.Handler) http.Handler {
+	if s.deps.Config.Token == "" {
+		return next
+	}
+	want := sha256.Sum256([]byte(s.deps.Config.Token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
+		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="boris"`)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"error":"unauthorized"}` + "\n"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// cors lets browser MCP clients call /mcp: preflights are answered here
+// (they carry no credentials) and the session header is exposed.
+func cors(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", "*")
+		h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate")
+		if r.Method == http.MethodOptions {
+			h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID")
+			h.Set("Access-Control-Max-Age", "86400")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// ServeHTTP serves on ln until ctx is done, then shuts down: sessions are
+// closed (their processes terminated) and the listener stops, within the
+// shutdown budget.
+func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, metrics http.Handler) error {
+	hs := &http.Server{
+		Handler:           s.Handler(metrics),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		// No ReadTimeout or WriteTimeout: tool calls and their SSE streams
+		// may legitimately last as long as the longest bash timeout.
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownBudget)
+	defer cancel()
+	// Stop accepting and close sessions at the same time; Shutdown waits
+	// for in-flight requests, which end when their processes are killed.
+	go s.Shutdown(sctx)
+	if err := hs.Shutdown(sctx); err != nil {
+		_ = hs.Close()
+	}
+	s.Shutdown(sctx) // returns at once if already done
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,355 @@
+// Package tools is the MCP edge of boris: one thin file per tool that turns
+// decoded arguments into a call on the domain packages and the answer into
+// a CallToolResult. This file holds what they share: the tool set, the
+// registration wrapper (decoding, required parameters, panics, logging,
+// metrics) and the result helpers.
+//
+// Tools are registered with the low-level Server.AddTool and schemas built
+// here, not with the SDK's schema validation: a wrong value for an enum-like
+// parameter or a mistyped argument must come back as an IsError result
+// ("[CODE] message" naming the valid values), never as a protocol error.
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/boris-mcp/boris/internal/codes"
+	"github.com/boris-mcp/boris/internal/config"
+	"github.com/boris-mcp/boris/internal/files"
+	"github.com/boris-mcp/boris/internal/scope"
+	"github.com/boris-mcp/boris/internal/session"
+)
+
+// Outcomes of a tool call, for metrics.
+const (
+	OutcomeOK            = "ok"
+	OutcomeToolError     = "tool_error"
+	OutcomeProtocolError = "protocol_error"
+)
+
+// Observer sees every tool call; the metrics package implements it.
+type Observer interface {
+	ToolCall(tool, outcome string, d time.Duration)
+	BashTimeout()
+}
+
+// Deps are the process-wide dependencies of the tools.
+type Deps struct {
+	Config   *config.Config
+	Policy   *scope.Policy
+	Files    *files.Service
+	Logger   *slog.Logger
+	Observer Observer // may be nil
+}
+
+// Set is the tool set of a server: definitions and schemas are built once;
+// Register binds them to one session.
+type Set struct {
+	deps Deps
+	defs []*def
+}
+
+// call is what a handler gets besides its arguments.
+type call struct {
+	sess *session.Session
+	req  *mcp.CallToolRequest
+	deps *Deps
+}
+
+func (c *call) fctx() files.Ctx { return files.Ctx{Cwd: c.sess.Cwd(), Viewed: c.sess} }
+
+// def is one tool: its MCP description and a handler for raw arguments.
+type def struct {
+	tool     *mcp.Tool
+	required []string
+	handle   func(ctx context.Context, c *call, args json.RawMessage) (*mcp.CallToolResult, error)
+}
+
+// NewSet builds the tools enabled by the configuration, in the naming of
+// its mode (default or --anthropic-compat).
+func NewSet(deps Deps) (*Set, error) {
+	s := &Set{deps: deps}
+	cfg := deps.Config
+	on := cfg.ToolEnabled
+	add := func(d *def, err error) error {
+		if err != nil || d == nil {
+			return err
+		}
+		s.defs = append(s.defs, d)
+		return nil
+	}
+	var err error
+	if on(config.ToolBash) {
+		err = errors.Join(err, add(bashTool(cfg)))
+	}
+	if on(config.ToolTaskOutput) {
+		err = errors.Join(err, add(taskOutputTool()))
+	}
+	if cfg.AnthropicCompat {
+		if on(config.ToolView) && on(config.ToolStrReplace) && on(config.ToolCreateFile) {
+			err = errors.Join(err, add(editorTool()))
+		}
+	} else {
+		if on(config.ToolView) {
+			err = errors.Join(err, add(viewTool()))
+		}
+		if on(config.ToolStrReplace) {
+			err = errors.Join(err, add(strReplaceTool()))
+		}
+		if on(config.ToolCreateFile) {
+			err = errors.Join(err, add(createFileTool()))
+		}
+	}
+	if on(config.ToolGrep) {
+		err = errors.Join(err, add(grepTool(cfg.AnthropicCompat)))
+	}
+	if on(config.ToolFind) {
+		err = errors.Join(err, add(findTool(cfg.AnthropicCompat)))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Names returns the registered tool names in registration order.
+func (s *Set) Names() []string {
+	var out []string
+	for _, d := range s.defs {
+		out = append(out, d.tool.Name)
+	}
+	return out
+}
+
+// Register adds every tool to srv, bound to sess.
+func (s *Set) Register(srv *mcp.Server, sess *session.Session) {
+	for _, d := range s.defs {
+		srv.AddTool(d.tool, s.wrap(d, sess))
+	}
+}
+
+// wrap turns a def into an SDK handler: required parameters, panics,
+// logging and metrics are handled here for every tool.
+func (s *Set) wrap(d *def, sess *session.Session) mcp.ToolHandler {
+	name := d.tool.Name
+	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, perr error) {
+		start := time.Now()
+		defer func() {
+			if r := recover(); r != nil {
+				s.deps.Logger.Error("tool panicked", "tool", name, "session", sess.ID(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				res, perr = nil, fmt.Errorf("internal error in tool %s: %v", name, r)
+			}
+			outcome := OutcomeOK
+			switch {
+			case perr != nil:
+				outcome = OutcomeProtocolError
+			case res != nil && res.IsError:
+				outcome = OutcomeToolError
+			}
+			dur := time.Since(start)
+			if s.deps.Observer != nil {
+				s.deps.Observer.ToolCall(name, outcome, dur)
+			}
+			s.deps.Logger.Debug("tool call", "tool", name, "session", sess.ID(), "duration", dur, "outcome", outcome)
+		}()
+		args := req.Params.Arguments
+		if err := checkRequired(args, d.required); err != nil {
+			return errorResult(err), nil
+		}
+		r, err := d.handle(ctx, &call{sess: sess, req: req, deps: &s.deps}, args)
+		if err != nil {
+			return errorResult(err), nil
+		}
+		return r, nil
+	}
+}
+
+// checkRequired reports a missing required parameter, or arguments that
+// are not a JSON object.
+func checkRequired(args json.RawMessage, required []string) error {
+	trimmed := bytes.TrimSpace(args)
+	if len(trimmed) == 0 || string(trimmed) == "null" {
+		if len(required) > 0 {
+			return codes.Errorf(codes.InvalidInput, "missing required parameter %q", required[0])
+		}
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &m); err != nil {
+		return codes.Errorf(codes.InvalidInput, "arguments must be a JSON object")
+	}
+	for _, r := range required {
+		if v, ok := m[r]; !ok || string(v) == "null" {
+			return codes.Errorf(codes.InvalidInput, "missing required parameter %q", r)
+		}
+	}
+	return nil
+}
+
+// decode unmarshals arguments into in, wording type mistakes for a model.
+func decode(args json.RawMessage, in any) error {
+	if len(bytes.TrimSpace(args)) == 0 {
+		return nil
+	}
+	err := json.Unmarshal(args, in)
+	if err == nil {
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return codes.Errorf(codes.InvalidInput, "arguments must be a JSON object")
+		}
+		return codes.Errorf(codes.InvalidInput, "parameter %q must be %s, not %s", te.Field, jsonKind(te.Type), te.Value)
+	}
+	var ce *conversionError
+	if errors.As(err, &ce) {
+		return codes.Errorf(codes.InvalidInput, "%s", ce.msg)
+	}
+	return codes.Errorf(codes.InvalidInput, "invalid arguments: %v", err)
+}
+
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Float64:
+		return "a number"
+	case reflect.Slice:
+		return "an array"
+	}
+	return "a " + t.String()
+}
+
+// define makes a def for a typed handler. The schema is inferred from In
+// (lenient Int and Bool types become integer and boolean), then adjusted by
+// tune (enums, defaults).
+func define[In any](name, title, desc string, readOnly bool, tune func(*jsonschema.Schema), h func(ctx context.Context, c *call, in *In) (*mcp.CallToolResult, error)) (*def, error) {
+	schema, err := jsonschema.For[In](&jsonschema.ForOptions{TypeSchemas: leniencySchemas})
+	if err != nil {
+		return nil, fmt.Errorf("schema for %s: %w", name, err)
+	}
+	schema.AdditionalProperties = nil // unknown parameters are ignored, not refused
+	if tune != nil {
+		tune(schema)
+	}
+	tool := &mcp.Tool{
+		Name:        name,
+		Title:       title,
+		Description: desc,
+		InputSchema: schema,
+		Annotations: &mcp.ToolAnnotations{Title: title, ReadOnlyHint: readOnly, OpenWorldHint: new(false)},
+	}
+	if readOnly {
+		tool.Annotations.IdempotentHint = true
+	}
+	return &def{
+		tool:     tool,
+		required: slices.Clone(schema.Required),
+		handle: func(ctx context.Context, c *call, args json.RawMessage) (*mcp.CallToolResult, error) {
+			in := new(In)
+			if err := decode(args, in); err != nil {
+				return nil, err
+			}
+			return h(ctx, c, in)
+		},
+	}, nil
+}
+
+// Int is an integer argument that also accepts integral floats (5000.0)
+// and numeric strings ("5000"), as models sometimes send them.
+type Int int
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (n *Int) UnmarshalJSON(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if s == "null" {
+		return nil
+	}
+	if unq, err := strconv.Unquote(s); err == nil {
+		s = strings.TrimSpace(unq)
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != float64(int64(f)) || f > 1<<53 || f < -(1<<53) {
+		return &conversionError{msg: fmt.Sprintf("expected an integer, got %s", string(b))}
+	}
+	*n = Int(f)
+	return nil
+}
+
+// Bool is a boolean argument that also accepts "true" and "false" strings.
+type Bool bool
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (v *Bool) UnmarshalJSON(b []byte) error {
+	switch strings.ToLower(strings.Trim(strings.TrimSpace(string(b)), `"`)) {
+	case "true":
+		*v = true
+	case "false", "null", "":
+		*v = false
+	default:
+		return &conversionError{msg: fmt.Sprintf("expected true or false, got %s", string(b))}
+	}
+	return nil
+}
+
+type conversionError struct{ msg string }
+
+func (e *conversionError) Error() string { return e.msg }
+
+var leniencySchemas = map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[Int]():  {Type: "integer"},
+	reflect.TypeFor[Bool](): {Type: "boolean"},
+}
+
+// setEnum lists the valid values of a parameter in the schema, for the
+// model's benefit; the handler checks them itself.
+func setEnum(s *jsonschema.Schema, prop string, values ...string) {
+	if p := s.Properties[prop]; p != nil {
+		for _, v := range values {
+			p.Enum = append(p.Enum, v)
+		}
+	}
+}
+
+// setDefault documents a parameter's default in the schema.
+func setDefault(s *jsonschema.Schema, prop string, v any) {
+	if p := s.Properties[prop]; p != nil {
+		if b, err := json.Marshal(v); err == nil {
+			p.Default = b
+		}
+	}
+}
+
+func textResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// errorResult renders an error as "[CODE] message" with IsError set.
+func errorResult(err error) *mcp.CallToolResult {
+	msg := ""
+	if e, ok := codes.As(err); ok {
+		msg = e.Error()
+	} else {
+		msg = "[" + string(codes.IOError) + "] " + err.Error()
+	}
+	r := textResult(msg)
+	r.IsError = true
+	return r
+}

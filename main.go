@@ -1,0 +1,167 @@
+// Command boris serves a coding agent's tools — bash, view, str_replace,
+// create_file, grep, find — over the Model Context Protocol, on streamable
+// HTTP or stdio.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/boris-mcp/boris/internal/config"
+	"github.com/boris-mcp/boris/internal/files"
+	"github.com/boris-mcp/boris/internal/metrics"
+	"github.com/boris-mcp/boris/internal/scope"
+	"github.com/boris-mcp/boris/internal/server"
+	"github.com/boris-mcp/boris/internal/session"
+	"github.com/boris-mcp/boris/internal/shell"
+	"github.com/boris-mcp/boris/internal/tools"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version string
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	// Reaping is process-wide (one set of children, one SIGCHLD), so it is
+	// switched on here for the real binary, not inside run.
+	reapErr := shell.EnableReaping()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "boris:", err)
+		os.Exit(1)
+	}
+	_ = reapErr // only Linux reaps; elsewhere os/exec waits for each shell
+}
+
+// run starts boris with the given arguments and environment and serves
+// until ctx is done (or stdin ends, in stdio mode).
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	ver := buildVersion()
+	cfg, err := config.Parse(args, getenv, ver, stdout, stderr)
+	if errors.Is(err, config.ErrExit) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	logger := newLogger(cfg, stderr)
+	for _, w := range cfg.Warnings {
+		logger.Warn(w)
+	}
+	if cfg.TokenGenerated {
+		// Shown once, on stderr only, never logged.
+		fmt.Fprintf(stderr, "boris: generated bearer token (shown once): %s\n", cfg.Token)
+	}
+
+	policy, err := scope.New(cfg.AllowDirs, cfg.DenyPatterns, cfg.Workdir)
+	if err != nil {
+		return err
+	}
+	m := metrics.New(ver)
+	sessOpts := session.Options{
+		Workdir:      cfg.Workdir,
+		TaskTimeout:  cfg.BackgroundTaskTimeout,
+		OnTaskChange: m.TaskChange,
+	}
+	if cfg.Shell != "" {
+		sessOpts.Runner = shell.NewRunner(cfg.Shell, shell.Environ(os.Environ()), shell.Options{})
+	}
+	set, err := tools.NewSet(tools.Deps{
+		Config:   cfg,
+		Policy:   policy,
+		Files:    files.New(files.Options{Policy: policy, MaxFileSize: cfg.MaxFileSize, RequireViewBeforeEdit: cfg.RequireViewBeforeEdit}),
+		Logger:   logger,
+		Observer: m,
+	})
+	if err != nil {
+		return err
+	}
+	srv := server.New(server.Deps{Config: cfg, Version: ver, Logger: logger, Tools: set, Sessions: sessOpts, Metrics: m})
+
+	logger.Info("boris starting",
+		"version", ver,
+		"transport", cfg.Transport,
+		"workdir", cfg.Workdir,
+		"shell", shellDesc(cfg),
+		"tools", strings.Join(set.Names(), ","),
+		"allow_dirs", strings.Join(cfg.AllowDirs, ","),
+		"deny", strings.Join(cfg.DenyPatterns, ","),
+		"reaping", shell.Reaping(),
+	)
+	if cfg.Transport == config.TransportStdio {
+		err := srv.ServeStdio(ctx, stdin, stdout)
+		logger.Info("boris stopped")
+		return err
+	}
+	ln, err := net.Listen("tcp", ":"+strconv.Itoa(cfg.Port))
+	if err != nil {
+		return fmt.Errorf("listen on port %d: %w", cfg.Port, err)
+	}
+	auth := "none"
+	if cfg.Token != "" {
+		auth = "bearer"
+	}
+	logger.Info("listening", "addr", ln.Addr().String(), "mcp", "/mcp", "auth", auth)
+	err = srv.ServeHTTP(ctx, ln, m.Handler())
+	logger.Info("boris stopped")
+	return err
+}
+
+func shellDesc(cfg *config.Config) string {
+	if cfg.Shell == "" {
+		return "none (bash and task_output disabled)"
+	}
+	return cfg.Shell + " (" + cfg.ShellSource + ")"
+}
+
+func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// buildVersion is the -X version, else what the Go toolchain recorded.
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "dev (" + runtime.Version() + ")"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return "dev-" + rev
+}
