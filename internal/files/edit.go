@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/boris-mcp/boris/internal/codes"
 	"github.com/boris-mcp/boris/internal/scope"
@@ -220,15 +221,19 @@ func snippet(content string, from, to int) string {
 	}
 	lo := max(1, from-snippetContext)
 	hi := min(len(lines), max(to, from)+snippetContext)
-	var b strings.Builder
+	var b []byte
 	for i := lo; i <= hi; i++ {
 		line := strings.TrimSuffix(lines[i-1], "\r")
-		if n := len([]rune(line)); n > MaxLineChars {
-			line = string([]rune(line)[:MaxLineChars]) + fmt.Sprintf("… [line truncated: %d characters]", n)
+		b = appendLineNo(b, i)
+		if n := utf8.RuneCountInString(line); n > MaxLineChars {
+			b = appendChars(b, []byte(line), MaxLineChars)
+			b = fmt.Appendf(b, "… [line truncated: %d characters]", n)
+		} else {
+			b = append(b, line...)
 		}
-		fmt.Fprintf(&b, "%6d\t%s\n", i, line)
+		b = append(b, '\n')
 	}
-	return b.String()
+	return string(b)
 }
 
 // matchLines lists the line numbers of the first n occurrences of sub.

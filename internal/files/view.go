@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/boris-mcp/boris/internal/codes"
@@ -34,15 +36,19 @@ func (s *Service) View(c Ctx, path string, rng *Range) (*ViewResult, error) {
 	if rng != nil && (rng.Start < 1 || (rng.End != -1 && rng.End < rng.Start)) {
 		return nil, codes.Errorf(codes.InvalidInput, "invalid view_range [%d, %d]: use [start, end] with 1 <= start <= end, or end = -1 for the end of the file", rng.Start, rng.End)
 	}
-	t, err := s.locate(c, path)
-	if err != nil {
-		return nil, err
+	if strings.TrimSpace(path) == "" {
+		return nil, codes.Errorf(codes.InvalidInput, "path is required")
 	}
-	f, real, fi, err := s.openFile(t)
+	f, t, err := s.opts.Policy.OpenRead(c.Cwd, path)
 	if err != nil {
-		return nil, err
+		return nil, s.pathError(t, path, err)
 	}
 	defer f.Close()
+	real := t.Resolved
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, codes.Errorf(codes.IOError, "stat %s: %v", t.Path, unwrapPathError(err))
+	}
 	if fi.IsDir() {
 		if rng != nil {
 			return nil, codes.Errorf(codes.InvalidInput, "%s is a directory; view_range applies to files", t.Path)
@@ -56,7 +62,9 @@ func (s *Service) View(c Ctx, path string, rng *Range) (*ViewResult, error) {
 		return nil, s.tooLarge(t.Path, fi.Size())
 	}
 
-	head := make([]byte, sniffLen)
+	buf := bufPool.Get().(*[]byte)
+	defer bufPool.Put(buf)
+	head := (*buf)[:sniffLen]
 	n, err := io.ReadFull(f, head)
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		return nil, codes.Errorf(codes.IOError, "read %s: %v", t.Path, unwrapPathError(err))
@@ -94,6 +102,12 @@ func (s *Service) View(c Ctx, path string, rng *Range) (*ViewResult, error) {
 	return res, nil
 }
 
+// Buffers reused across views: the sniffed head and the line reader.
+var (
+	bufPool    = sync.Pool{New: func() any { b := make([]byte, sniffLen); return &b }}
+	readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 32<<10) }}
+)
+
 // imageType returns the MIME type of an image file, sniffed from its first
 // bytes (SVG, being text, by extension), or "".
 func imageType(path string, head []byte) string {
@@ -116,8 +130,10 @@ func numberLines(r io.Reader, path string, rng *Range) (string, error) {
 	if rng != nil {
 		start, end = rng.Start, rng.End
 	}
-	br := bufio.NewReaderSize(r, 64<<10)
-	var out strings.Builder
+	br := readerPool.Get().(*bufio.Reader)
+	br.Reset(r)
+	defer func() { br.Reset(nil); readerPool.Put(br) }()
+	var out []byte
 	line := 0
 	var cur []byte     // the shown part of the current line
 	var curChars int   // characters of the current line
@@ -125,11 +141,12 @@ func numberLines(r io.Reader, path string, rng *Range) (string, error) {
 	flush := func() {
 		line++
 		if line >= start && (end == -1 || line <= end) {
-			text := strings.TrimSuffix(string(cur), "\r")
+			out = appendLineNo(out, line)
+			out = append(out, bytes.TrimSuffix(cur, []byte("\r"))...)
 			if curChars > MaxLineChars {
-				text += fmt.Sprintf("… [line truncated: %d characters]", curChars)
+				out = fmt.Appendf(out, "… [line truncated: %d characters]", curChars)
 			}
-			fmt.Fprintf(&out, "%6d\t%s\n", line, text)
+			out = append(out, '\n')
 		}
 		cur, curChars, atStart = cur[:0], 0, true
 	}
@@ -165,12 +182,23 @@ func numberLines(r io.Reader, path string, rng *Range) (string, error) {
 		if start > total {
 			return "", codes.Errorf(codes.InvalidInput, "view_range start %d is past the end of %s, which has %d lines", start, path, total)
 		}
-		return out.String(), nil
+		return string(out), nil
 	}
 	if total > MaxViewLines {
-		fmt.Fprintf(&out, "\n[Showing lines 1-%d of %d. Use view_range to see more, e.g. [%d, %d].]\n", MaxViewLines, total, MaxViewLines+1, min(total, 2*MaxViewLines))
+		out = fmt.Appendf(out, "\n[Showing lines 1-%d of %d. Use view_range to see more, e.g. [%d, %d].]\n", MaxViewLines, total, MaxViewLines+1, min(total, 2*MaxViewLines))
 	}
-	return out.String(), nil
+	return string(out), nil
+}
+
+// appendLineNo appends a line number right-aligned in six columns and a
+// tab, like cat -n.
+func appendLineNo(b []byte, n int) []byte {
+	var digits [20]byte
+	d := strconv.AppendInt(digits[:0], int64(n), 10)
+	for i := len(d); i < 6; i++ {
+		b = append(b, ' ')
+	}
+	return append(append(b, d...), '\t')
 }
 
 // appendChars appends at most n characters of b to dst.

@@ -11,6 +11,9 @@ import (
 	"syscall"
 )
 
+// errUnsupported says the single-call no-symlink open is not available.
+var errUnsupported = errors.New("not supported")
+
 // ErrChanged is returned when a path changed between resolving it and
 // opening it (for example a directory swapped for a symlink) in a way that
 // would lead somewhere else.
@@ -104,6 +107,46 @@ func translateRootErr(t Target, err error) error {
 		return ErrChanged
 	}
 	return err
+}
+
+// OpenRead resolves path (absolute, or relative to cwd), decides on it and
+// opens it for reading, as Locate followed by Open. The common case — a
+// path without symlinks — takes one system call: the path as written is
+// checked, then opened with symlinks refused in every component, so what
+// was checked is what is opened. If a symlink is met (or the platform
+// cannot refuse them), it falls back to resolving and verifying.
+func (p *Policy) OpenRead(cwd, path string) (*os.File, Target, error) {
+	t, err := p.clean(cwd, path)
+	if err != nil {
+		return nil, t, err
+	}
+	if p.Check(t.Path) == nil {
+		f, err := openNoSymlinks(t.Path)
+		switch {
+		case err == nil:
+			t.Resolved, t.Exists = t.Path, true
+			return f, t, nil
+		case errors.Is(err, fs.ErrNotExist):
+			// No symlink came before the missing component (that would
+			// have been ELOOP), so the path resolves as written.
+			t.Resolved = t.Path
+			return nil, t, err
+		case errors.Is(err, syscall.ELOOP), errors.Is(err, errUnsupported), errors.Is(err, syscall.EXDEV):
+			// A symlink on the way: resolve it properly below.
+		default:
+			return nil, t, err
+		}
+	}
+	t, err = p.Locate(cwd, path)
+	if err != nil {
+		return nil, t, err
+	}
+	f, real, err := p.Open(t)
+	if err != nil {
+		return nil, t, err
+	}
+	t.Resolved = real
+	return f, t, nil
 }
 
 // WriteOptions controls WriteAtomic.

@@ -190,6 +190,26 @@ func (p *Policy) Check(resolved string) error {
 	return nil
 }
 
+// clean makes path absolute and clean and checks it, as written, against
+// the deny rules.
+func (p *Policy) clean(cwd, path string) (Target, error) {
+	if path == "" {
+		return Target{}, errors.New("empty path")
+	}
+	if strings.IndexByte(path, 0) >= 0 {
+		return Target{}, errors.New("path contains a NUL byte")
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(cwd, path)
+	}
+	path = filepath.Clean(path)
+	t := Target{Path: path}
+	if pat := p.DeniedBy(path); pat != "" {
+		return t, &DeniedError{Path: path, Reason: fmt.Sprintf("denied by --deny-dir %q", pat)}
+	}
+	return t, nil
+}
+
 // Target is a path as the caller wrote it and as it resolves.
 type Target struct {
 	// Path is the absolute, cleaned path as given.
@@ -208,20 +228,11 @@ type Target struct {
 // deny rules; the resolved path must be inside an allowed directory. A
 // denied path returns a *DeniedError and no Target details beyond Path.
 func (p *Policy) Locate(cwd, path string) (Target, error) {
-	if path == "" {
-		return Target{}, errors.New("empty path")
+	t, err := p.clean(cwd, path)
+	if err != nil {
+		return t, err
 	}
-	if strings.IndexByte(path, 0) >= 0 {
-		return Target{}, errors.New("path contains a NUL byte")
-	}
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(cwd, path)
-	}
-	path = filepath.Clean(path)
-	t := Target{Path: path}
-	if pat := p.DeniedBy(path); pat != "" {
-		return t, &DeniedError{Path: path, Reason: fmt.Sprintf("denied by --deny-dir %q", pat)}
-	}
+	path = t.Path
 	resolved, exists, err := Resolve(path)
 	if err != nil {
 		return t, err
