@@ -17,6 +17,8 @@ type Stack struct {
 	// relative to the file's directory plus a slash; it is put in front of
 	// walk-relative paths.
 	up string
+	// needsPath reports whether any level has rules that need the path.
+	needsPath bool
 }
 
 // Push returns a stack with f applying to the directory dir (walk-relative,
@@ -25,7 +27,7 @@ func (s *Stack) Push(f *File, dir string) *Stack {
 	if f == nil || f.Len() == 0 {
 		return s
 	}
-	return &Stack{parent: s, file: f, dir: dir}
+	return &Stack{parent: s, file: f, dir: dir, needsPath: f.pathRules || s.NeedsPath()}
 }
 
 // PushAbove returns a stack with f, found in a directory above the walk
@@ -35,8 +37,12 @@ func (s *Stack) PushAbove(f *File, rootRel string) *Stack {
 	if f == nil || f.Len() == 0 {
 		return s
 	}
-	return &Stack{parent: s, file: f, up: rootRel + "/"}
+	return &Stack{parent: s, file: f, up: rootRel + "/", needsPath: f.pathRules || s.NeedsPath()}
 }
+
+// NeedsPath reports whether Ignored looks at more than the base name, so
+// that callers can avoid building paths.
+func (s *Stack) NeedsPath() bool { return s != nil && s.needsPath }
 
 // Ignored reports whether the walk-relative path rel (whose last element
 // is base) is excluded. Only the path itself is judged: callers do not
