@@ -413,7 +413,9 @@ func TestShutdownKillsEverything(t *testing.T) {
 	p := startInProcess(t)
 	cs := connectHTTP(t, p.url, "", nil)
 	mustOK(t, cs, "bash", map[string]any{"command": "echo $$ > bg.pid; exec sleep 300", "run_in_background": true})
-	go func() { _, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "echo $$ > fg.pid; exec sleep 300"}}) }()
+	go func() {
+		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "echo $$ > fg.pid; exec sleep 300"}})
+	}()
 	pids := []int{readPid(t, filepath.Join(p.dir, "bg.pid")), readPid(t, filepath.Join(p.dir, "fg.pid"))}
 	start := time.Now()
 	if err := p.stop(); err != nil {

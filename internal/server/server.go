@@ -9,7 +9,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -114,9 +113,6 @@ func (s *Server) newMCPServer(sess *session.Session) *mcp.Server {
 	})
 	return srv
 }
-
-// errShuttingDown refuses work that arrives during shutdown.
-var errShuttingDown = errors.New("the server is shutting down")
 
 // attach starts tracking a session on its first request and watches for
 // its end, whatever ends it.

@@ -50,8 +50,6 @@ func doCreate(c *call, path, content string) (*mcp.CallToolResult, error) {
 	return textResult(out), nil
 }
 
-const pathHelp = "Absolute path, or relative to the session's working directory."
-
 type viewArgs struct {
 	Path      string `json:"path" jsonschema:"File or directory to view. Absolute, or relative to the session's working directory."`
 	ViewRange []Int  `json:"view_range,omitempty" jsonschema:"Optional [start, end] line range, 1-based and inclusive; end -1 means to the end of the file."`
