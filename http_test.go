@@ -331,6 +331,14 @@ func TestAuthHealthMetrics(t *testing.T) {
 			t.Fatalf("metrics lack %q", want)
 		}
 	}
+	// The container health probe.
+	port := p.url[strings.LastIndexByte(p.url, ':')+1:]
+	if err := run(context.Background(), []string{"--healthcheck", "--port=" + port}, func(string) string { return "" }, nil, io.Discard, io.Discard); err != nil {
+		t.Fatalf("healthcheck: %v", err)
+	}
+	if err := run(context.Background(), []string{"--healthcheck", "--port=1"}, func(string) string { return "" }, nil, io.Discard, io.Discard); err == nil {
+		t.Fatal("healthcheck of a closed port succeeded")
+	}
 	// CORS preflight without a token.
 	req, _ := http.NewRequest("OPTIONS", p.url+"/mcp", nil)
 	req.Header.Set("Origin", "https://example.com")

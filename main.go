@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime"
@@ -17,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/boris-mcp/boris/internal/config"
 	"github.com/boris-mcp/boris/internal/files"
@@ -54,6 +56,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	if err != nil {
 		return err
+	}
+	if cfg.Healthcheck {
+		return healthcheck(ctx, cfg.Port)
 	}
 	logger := newLogger(cfg, stderr)
 	for _, w := range cfg.Warnings {
@@ -116,6 +121,26 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	err = srv.ServeHTTP(ctx, ln, m.Handler())
 	logger.Info("boris stopped")
 	return err
+}
+
+// healthcheck probes a local server, so container health checks need no
+// curl or shell.
+func healthcheck(ctx context.Context, port int) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:"+strconv.Itoa(port)+"/health", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("unhealthy: %w", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("unhealthy: /health answered %s", resp.Status)
+	}
+	return nil
 }
 
 func shellDesc(cfg *config.Config) string {

@@ -91,6 +91,8 @@ type Config struct {
 	// Warnings are messages to log once the logger exists (deprecated
 	// spellings, a missing shell).
 	Warnings []string
+	// Healthcheck asks for a probe of a running server instead of a server.
+	Healthcheck bool
 }
 
 // ToolEnabled reports whether a default-mode tool name is enabled.
@@ -129,6 +131,7 @@ type cli struct {
 	LogLevel              string   `help:"Log level: debug, info, warn, error." default:"info" envvar:"BORIS_LOG_LEVEL"`
 	LogFormat             string   `help:"Log format: text or json." default:"text" envvar:"BORIS_LOG_FORMAT"`
 	Version               bool     `help:"Print the version and exit."`
+	Healthcheck           bool     `help:"Probe a running server's /health on 127.0.0.1:--port and exit 0 if it is healthy (for container health checks)."`
 
 	// Deprecated spellings kept so existing deployments keep running.
 	NoBash    bool `hidden:"" envvar:"BORIS_NO_BASH"`
@@ -224,7 +227,7 @@ func envResolver(getenv func(string) string) kong.Resolver {
 }
 
 func (c *cli) resolve(getenv func(string) string) (*Config, error) {
-	cfg := &Config{LogFormat: c.LogFormat}
+	cfg := &Config{LogFormat: c.LogFormat, Healthcheck: c.Healthcheck}
 	var errs []string
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
 
