@@ -434,3 +434,23 @@ func TestShutdownKillsEverything(t *testing.T) {
 	}
 	waitGone(t, time.Second, pids...)
 }
+
+func TestIdleSessionIsClosed(t *testing.T) {
+	p := startInProcess(t, "--session-idle-timeout=1s")
+	cs := connectHTTP(t, p.url, "", nil)
+	mustOK(t, cs, "bash", map[string]any{"command": "echo $$ > bg.pid; exec sleep 300", "run_in_background": true})
+	pid := readPid(t, filepath.Join(p.dir, "bg.pid"))
+	waitGone(t, 8*time.Second, pid)
+	resp, err := http.Get(p.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "boris_sessions_active 0") {
+		t.Fatal("the idle session is still counted as active")
+	}
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "true"}}); err == nil {
+		t.Fatal("a call on the closed session succeeded")
+	}
+}

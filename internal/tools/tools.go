@@ -246,6 +246,16 @@ func define[In any](name, title, desc string, readOnly bool, tune func(*jsonsche
 		return nil, fmt.Errorf("schema for %s: %w", name, err)
 	}
 	schema.AdditionalProperties = nil // unknown parameters are ignored, not refused
+	for _, prop := range schema.Properties {
+		// Optional pointer and slice fields infer as ["null", T]; models are
+		// trained on plain types, and omitting the field is how to say null.
+		if len(prop.Types) == 2 && prop.Types[0] == "null" {
+			prop.Type, prop.Types = prop.Types[1], nil
+		}
+	}
+	if p := schema.Properties["view_range"]; p != nil {
+		p.MinItems, p.MaxItems = new(2), new(2)
+	}
 	if tune != nil {
 		tune(schema)
 	}

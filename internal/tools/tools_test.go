@@ -1,0 +1,139 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/boris-mcp/boris/internal/codes"
+	"github.com/boris-mcp/boris/internal/config"
+	"github.com/boris-mcp/boris/internal/files"
+	"github.com/boris-mcp/boris/internal/scope"
+	"github.com/boris-mcp/boris/internal/session"
+)
+
+func testDeps(t *testing.T, cfg *config.Config) Deps {
+	t.Helper()
+	if cfg.Workdir == "" {
+		cfg.Workdir = t.TempDir()
+	}
+	if cfg.Disabled == nil {
+		cfg.Disabled = map[string]bool{}
+	}
+	if cfg.MaxFileSize == 0 {
+		cfg.MaxFileSize = 1 << 20
+	}
+	if cfg.BashTimeout == 0 {
+		cfg.BashTimeout = time.Minute
+	}
+	pol, err := scope.New(nil, nil, cfg.Workdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Deps{
+		Config: cfg,
+		Policy: pol,
+		Files:  files.New(files.Options{Policy: pol, MaxFileSize: cfg.MaxFileSize}),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+}
+
+func TestToolSets(t *testing.T) {
+	without := func(names ...string) []string {
+		all := []string{"bash", "task_output", "view", "str_replace", "create_file", "grep", "find"}
+		return slices.DeleteFunc(all, func(n string) bool { return slices.Contains(names, n) })
+	}
+	tests := []struct {
+		name string
+		cfg  config.Config
+		want []string
+	}{
+		{"default", config.Config{Shell: "/bin/sh"}, without()},
+		{"no shell: the file tools only", config.Config{}, without("bash", "task_output")},
+		{"bash disabled takes task_output along", config.Config{Shell: "/bin/sh", Disabled: map[string]bool{"bash": true}}, without("bash", "task_output")},
+		{"compat", config.Config{Shell: "/bin/sh", AnthropicCompat: true}, []string{"bash", "task_output", "str_replace_editor", "grep", "Glob"}},
+		{"compat without create_file loses the editor", config.Config{Shell: "/bin/sh", AnthropicCompat: true, Disabled: map[string]bool{"create_file": true}}, []string{"bash", "task_output", "grep", "Glob"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			set, err := NewSet(testDeps(t, &tt.cfg))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := set.Names()
+			// grep and find appear once the search engine is registered.
+			want := slices.DeleteFunc(slices.Clone(tt.want), func(n string) bool {
+				return (n == "grep" || n == "find" || n == "Glob") && !slices.Contains(got, n)
+			})
+			if !slices.Equal(got, want) {
+				t.Fatalf("tools %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+func TestLenientNumbersAndBooleans(t *testing.T) {
+	var in struct {
+		N Int  `json:"n"`
+		B Bool `json:"b"`
+	}
+	for _, raw := range []string{`{"n":5000,"b":true}`, `{"n":5000.0,"b":"true"}`, `{"n":"5000","b":"TRUE"}`} {
+		in.N, in.B = 0, false
+		if err := decode(json.RawMessage(raw), &in); err != nil || in.N != 5000 || !in.B {
+			t.Fatalf("%s: %v %+v", raw, err, in)
+		}
+	}
+	for _, raw := range []string{`{"n":1.5}`, `{"n":"soon"}`, `{"b":"maybe"}`, `{"n":[1]}`, `[1,2]`} {
+		err := decode(json.RawMessage(raw), &in)
+		if e, ok := codes.As(err); !ok || e.Code != codes.InvalidInput {
+			t.Fatalf("%s: got %v, want INVALID_INPUT", raw, err)
+		}
+	}
+	if err := checkRequired(json.RawMessage(`{"path":null}`), []string{"path"}); err == nil || !strings.Contains(err.Error(), `"path"`) {
+		t.Fatalf("null required parameter: %v", err)
+	}
+}
+
+// A panicking tool becomes a protocol error for that call; the server and
+// the session keep working.
+func TestPanicIsRecovered(t *testing.T) {
+	deps := testDeps(t, &config.Config{})
+	boom, err := define("boom", "Boom", "panics", true, nil,
+		func(context.Context, *call, *struct{}) (*mcp.CallToolResult, error) { panic("kaboom") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &Set{deps: deps, defs: []*def{boom}}
+	full, err := NewSet(deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set.defs = append(set.defs, full.defs...)
+
+	srv := mcp.NewServer(&mcp.Implementation{Name: "boris", Version: "test"}, nil)
+	sess := session.New("s", session.Options{Workdir: deps.Config.Workdir})
+	set.Register(srv, sess)
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := srv.Connect(context.Background(), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "boom"}); err == nil || !strings.Contains(err.Error(), "kaboom") {
+		t.Fatalf("panic not reported as a protocol error: %v", err)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "view", Arguments: map[string]any{"path": "."}})
+	if err != nil || res.IsError {
+		t.Fatalf("server unusable after a panic: %v %+v", err, res)
+	}
+}
