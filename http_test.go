@@ -454,3 +454,32 @@ func TestIdleSessionIsClosed(t *testing.T) {
 		t.Fatal("a call on the closed session succeeded")
 	}
 }
+
+// A client that drops its HTTP connection in the middle of a call does not
+// leave the command running.
+func TestDroppedConnectionKillsTheCommand(t *testing.T) {
+	p := startInProcess(t)
+	cs := connectHTTP(t, p.url, "", nil)
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo $$ > fg.pid; exec sleep 300"}}}`
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", p.url+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	req.Header.Set("Mcp-Protocol-Version", cs.InitializeResult().ProtocolVersion)
+	errc := make(chan error, 1)
+	go func() {
+		resp, err := (&http.Client{Transport: &http.Transport{}}).Do(req)
+		if err == nil {
+			_, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	pid := readPid(t, filepath.Join(p.dir, "fg.pid"))
+	cancel() // the client goes away
+	<-errc
+	waitGone(t, 7*time.Second, pid)
+	// The session itself lives on for its other requests.
+	mustOK(t, cs, "bash", map[string]any{"command": "true"})
+}

@@ -34,7 +34,7 @@ func (s *Server) Handler(metrics http.Handler) http.Handler {
 	})
 
 	root := http.NewServeMux()
-	root.Handle("/mcp", cors(s.auth(s.closeOnDelete(mcpHandler))))
+	root.Handle("/mcp", cors(s.auth(s.closeOnDelete(s.trackPost(mcpHandler)))))
 	root.Handle("/health", side)
 	root.Handle("/metrics", side)
 	return root
@@ -68,6 +68,48 @@ func (s *Server) closeOnDelete(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// postTagHeader carries the tag that links a tool call to its HTTP POST.
+const postTagHeader = "X-Boris-Post"
+
+// trackPost tags each POST so the tool call it carries can see the HTTP
+// request's context: for protocol versions before 2026-07-28 the SDK runs
+// handlers detached from the request, and a client that drops the
+// connection would otherwise leave its command running.
+func (s *Server) trackPost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Del(postTagHeader) // only ours counts
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		tag := newID()
+		r.Header.Set(postTagHeader, tag)
+		s.postsMu.Lock()
+		s.posts[tag] = r.Context()
+		s.postsMu.Unlock()
+		defer func() {
+			s.postsMu.Lock()
+			delete(s.posts, tag)
+			s.postsMu.Unlock()
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// postContext returns the HTTP request context of a tool call's POST.
+func (s *Server) postContext(extra *mcp.RequestExtra) context.Context {
+	if extra == nil || extra.Header == nil {
+		return nil
+	}
+	tag := extra.Header.Get(postTagHeader)
+	if tag == "" {
+		return nil
+	}
+	s.postsMu.Lock()
+	defer s.postsMu.Unlock()
+	return s.posts[tag]
 }
 
 // auth requires the bearer token on every request when one is configured.

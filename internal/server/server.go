@@ -49,6 +49,11 @@ type Server struct {
 	sessions map[string]*live
 	closing  bool
 	wg       sync.WaitGroup // session watchers
+
+	// posts maps a private per-POST tag to that HTTP request's context, so
+	// a tool call ends when its HTTP client goes away (see trackPost).
+	postsMu sync.Mutex
+	posts   map[string]context.Context
 }
 
 // live is a session that has received at least one request.
@@ -64,6 +69,7 @@ func New(deps Deps) *Server {
 		instructions: Instructions(deps.Config),
 		sdkLogger:    slog.New(minLevel{deps.Logger.Handler(), max(slog.LevelWarn, deps.Config.LogLevel)}).With("component", "mcp"),
 		sessions:     map[string]*live{},
+		posts:        map[string]context.Context{},
 	}
 }
 
@@ -108,6 +114,13 @@ func (s *Server) newMCPServer(sess *session.Session) *mcp.Server {
 					s.attach(sess, ss)
 				}
 			})
+			if method == "tools/call" {
+				if httpCtx := s.postContext(req.GetExtra()); httpCtx != nil {
+					var stop func() bool
+					ctx, stop = withCancelFrom(ctx, httpCtx)
+					defer stop()
+				}
+			}
 			return next(ctx, method, req)
 		}
 	})
@@ -142,6 +155,13 @@ func (s *Server) attach(sess *session.Session, ss *mcp.ServerSession) {
 		}
 		s.deps.Logger.Debug("session ended", "session", sess.ID())
 	}()
+}
+
+// withCancelFrom returns ctx, additionally cancelled when other is done.
+func withCancelFrom(ctx, other context.Context) (context.Context, func() bool) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(other, func() { cancel(context.Cause(other)) })
+	return ctx, func() bool { cancel(nil); return stop() }
 }
 
 // closeSession ends a live session's processes (used before the SDK closes
