@@ -328,11 +328,22 @@ func capText(lines []string, offset, total int, exact bool, unit string) string 
 	return b.String()
 }
 
+// PathSource supplies a file's path when its first line is written, so
+// that files without matches cost no path.
+type PathSource interface{ Path() string }
+
+// StaticPath is a PathSource for a path known in advance.
+type StaticPath string
+
+// Path returns p.
+func (p StaticPath) Path() string { return string(p) }
+
 // FileWriter renders one file's lines in content mode. It implements the
 // searcher's Sink. Reuse it for every file a goroutine searches.
 type FileWriter struct {
 	opts     Options
 	maxLines int
+	src      PathSource
 	path     string
 	buf      []byte
 	lines    int
@@ -347,8 +358,8 @@ func NewFileWriter(opts Options, maxLines int) *FileWriter {
 }
 
 // Reset starts a new file.
-func (w *FileWriter) Reset(path string) {
-	w.path, w.buf, w.lines, w.last, w.cut = path, w.buf[:0], 0, 0, false
+func (w *FileWriter) Reset(src PathSource) {
+	w.src, w.path, w.buf, w.lines, w.last, w.cut = src, "", w.buf[:0], 0, 0, false
 }
 
 // Match writes a matching line.
@@ -369,6 +380,9 @@ func (w *FileWriter) write(n int, line []byte, sep byte) bool {
 		return false
 	}
 	w.last = n
+	if w.lines == 0 {
+		w.path = w.src.Path()
+	}
 	w.buf = append(append(w.buf, w.path...), sep)
 	if w.opts.LineNumbers {
 		w.buf = append(strconv.AppendInt(w.buf, int64(n), 10), sep)

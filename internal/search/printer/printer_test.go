@@ -17,7 +17,7 @@ type line struct {
 // block renders lines for path through a FileWriter.
 func block(opts Options, max int, path string, lines ...line) (*Block, bool) {
 	w := NewFileWriter(opts, max)
-	w.Reset(path)
+	w.Reset(StaticPath(path))
 	for _, l := range lines {
 		var ok bool
 		if l.match {
