@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -222,6 +224,9 @@ func mustErr(t *testing.T, cs *mcp.ClientSession, name string, args map[string]a
 	t.Helper()
 	text, isErr := call(t, cs, name, args)
 	if !isErr || !strings.HasPrefix(text, "["+code+"] ") {
+		if len(text) > 500 {
+			text = text[:500] + "…"
+		}
 		t.Fatalf("%s: want [%s], got isError=%v %q", name, code, isErr, text)
 	}
 	return text
@@ -283,4 +288,31 @@ func waitGone(t *testing.T, limit time.Duration, pids ...int) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// schemaJSON renders a schema for inspection.
+func schemaJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// propertyNames returns the sorted property names of an input schema.
+func propertyNames(t *testing.T, schema any) []string {
+	t.Helper()
+	var s struct {
+		Properties map[string]any `json:"properties"`
+	}
+	if err := json.Unmarshal([]byte(schemaJSON(t, schema)), &s); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for k := range s.Properties {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
 }

@@ -241,7 +241,14 @@ func jsonKind(t reflect.Type) string {
 // (lenient Int and Bool types become integer and boolean), then adjusted by
 // tune (enums, defaults).
 func define[In any](name, title, desc string, readOnly bool, tune func(*jsonschema.Schema), h func(ctx context.Context, c *call, in *In) (*mcp.CallToolResult, error)) (*def, error) {
-	schema, err := jsonschema.For[In](&jsonschema.ForOptions{TypeSchemas: leniencySchemas})
+	return defineAs[In](name, title, desc, readOnly, tune, h)
+}
+
+// defineAs is define with the schema inferred from S while arguments are
+// decoded into In: one handler that accepts several parameter spellings
+// can show each mode only its own.
+func defineAs[S, In any](name, title, desc string, readOnly bool, tune func(*jsonschema.Schema), h func(ctx context.Context, c *call, in *In) (*mcp.CallToolResult, error)) (*def, error) {
+	schema, err := jsonschema.For[S](&jsonschema.ForOptions{TypeSchemas: leniencySchemas})
 	if err != nil {
 		return nil, fmt.Errorf("schema for %s: %w", name, err)
 	}
