@@ -51,7 +51,9 @@ func BenchmarkGrepInclude(b *testing.B) {
 	benchGrep(b, GrepRequest{Pattern: "TODO", Include: "*.go"})
 }
 
-func BenchmarkGrepCount(b *testing.B) { benchGrep(b, GrepRequest{Pattern: "return", OutputMode: "count"}) }
+func BenchmarkGrepCount(b *testing.B) {
+	benchGrep(b, GrepRequest{Pattern: "return", OutputMode: "count"})
+}
 
 func BenchmarkGrepContent(b *testing.B) {
 	benchGrep(b, GrepRequest{Pattern: "return nil", OutputMode: "content", Context: 1})
