@@ -8,9 +8,9 @@ import (
 )
 
 // readDir calls fn for each entry of the open directory fd (without "."
-// and ".."), reading raw linux_dirent64 records so that the entry type
+// and "..") with its type and inode number, reading raw linux_dirent64 records so that the entry type
 // comes for free and no name is allocated here.
-func readDir(fd int, buf []byte, fn func(name []byte, typ uint8)) error {
+func readDir(fd int, buf []byte, fn func(name []byte, typ uint8, ino uint64)) error {
 	for {
 		n, err := unix.Getdents(fd, buf)
 		if err == unix.EINTR {
@@ -38,7 +38,7 @@ func readDir(fd int, buf []byte, fn func(name []byte, typ uint8)) error {
 			if ino == 0 || isDots(name) {
 				continue
 			}
-			fn(name, typ)
+			fn(name, typ, ino)
 		}
 	}
 }

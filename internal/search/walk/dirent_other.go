@@ -10,8 +10,8 @@ import (
 )
 
 // readDir calls fn for each entry of the open directory fd (without "."
-// and ".."), through os.File.ReadDir on a duplicate of the descriptor.
-func readDir(fd int, _ []byte, fn func(name []byte, typ uint8)) error {
+// and ".."); the inode number is left 0 (unknown). It goes through os.File.ReadDir on a duplicate of the descriptor.
+func readDir(fd int, _ []byte, fn func(name []byte, typ uint8, ino uint64)) error {
 	dup, err := unix.Dup(fd)
 	if err != nil {
 		return err
@@ -24,7 +24,7 @@ func readDir(fd int, _ []byte, fn func(name []byte, typ uint8)) error {
 		if isDots(name) {
 			continue
 		}
-		fn(name, direntType(e.Type()))
+		fn(name, direntType(e.Type()), 0)
 	}
 	return err
 }

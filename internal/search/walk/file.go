@@ -1,8 +1,10 @@
 package walk
 
 import (
+	"errors"
 	"io"
 	"os"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -10,12 +12,20 @@ import (
 // File is a file opened for reading by the walk. It reads with plain
 // system calls on the descriptor: no runtime poller, no allocation.
 type File struct {
-	fd int
-	os *os.File // set instead of fd when the descriptor had to be verified through *os.File
+	fd   int
+	os   *os.File     // set instead of fd when the descriptor had to be verified through *os.File
+	stop *atomic.Bool // the walk's cancellation flag
 }
+
+// ErrCanceled is returned by File.Read once the walk is canceled, so that
+// a search through a large file stops too.
+var ErrCanceled = errors.New("walk canceled")
 
 // Read implements io.Reader.
 func (f *File) Read(p []byte) (int, error) {
+	if f.stop != nil && f.stop.Load() {
+		return 0, ErrCanceled
+	}
 	if f.os != nil {
 		return f.os.Read(p)
 	}

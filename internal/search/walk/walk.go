@@ -86,7 +86,7 @@ func (e *Entry) Open() (File, error) {
 	const flags = unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK | unix.O_NOCTTY
 	if e.link == nil {
 		fd, err := openat(e.parent.fd, e.Name, flags|unix.O_NOFOLLOW)
-		return File{fd: fd}, err
+		return File{fd: fd, stop: &e.w.stop}, err
 	}
 	if !e.w.restricted {
 		fd, err := openat(e.parent.fd, e.Name, flags)
@@ -97,7 +97,7 @@ func (e *Entry) Open() (File, error) {
 			unix.Close(fd)
 			return File{}, &fs.PathError{Op: "open", Path: e.Name, Err: unix.EINVAL}
 		}
-		return File{fd: fd}, nil
+		return File{fd: fd, stop: &e.w.stop}, nil
 	}
 	fd, err := openat(unix.AT_FDCWD, e.link.target, flags|unix.O_NOFOLLOW)
 	if err != nil {
@@ -112,7 +112,7 @@ func (e *Entry) Open() (File, error) {
 		f.Close()
 		return File{}, err
 	}
-	return File{os: f}, nil
+	return File{os: f, stop: &e.w.stop}, nil
 }
 
 // ModTime returns the modification time (Unix nanoseconds) of the entry,
@@ -147,7 +147,12 @@ type dir struct {
 	rel    string // relative to the root, through followed links
 	real   string // real absolute path; kept when the policy is restricted
 	ign    *ignore.Stack
-	// dev and ino identify the directory for cycle detection.
+	// dev and ino identify the directory for cycle detection. For a
+	// directory reached without a symlink they come from the parent's
+	// listing (and the parent's device), which saves a stat per directory;
+	// at a mount point that pair is not the mounted directory's, so a cycle
+	// through it is caught one round later, when the followed link's own
+	// (stat) identity is met again.
 	dev, ino uint64
 }
 
@@ -238,6 +243,7 @@ type job struct {
 	kind   jobKind
 	parent *dir
 	name   string
+	ino    uint64 // from the listing; 0 when unknown
 	link   *link
 	opened *dir // the root, opened by Walk
 }
@@ -254,6 +260,7 @@ type workerState struct {
 type dirent struct {
 	start, end int
 	typ        uint8
+	ino        uint64
 }
 
 func (w *walker) run(j job, ws *workerState) {
@@ -268,7 +275,7 @@ func (w *walker) run(j job, ws *workerState) {
 		d := j.opened
 		if d == nil {
 			if !w.stop.Load() {
-				d = w.openDir(j.parent, j.name, j.link)
+				d = w.openDir(j.parent, j.name, j.ino, j.link)
 			}
 			j.parent.release()
 		}
@@ -283,7 +290,7 @@ func (w *walker) run(j job, ws *workerState) {
 }
 
 // openDir opens a subdirectory (or a symlink's checked target).
-func (w *walker) openDir(parent *dir, name string, lk *link) *dir {
+func (w *walker) openDir(parent *dir, name string, ino uint64, lk *link) *dir {
 	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
 	var fd int
 	var err error
@@ -311,14 +318,19 @@ func (w *walker) openDir(parent *dir, name string, lk *link) *dir {
 	}
 	d := &dir{parent: parent, fd: fd, rel: join(parent.rel, name), real: real, ign: parent.ign}
 	if w.opts.FollowSymlinks {
-		d.dev, d.ino = devIno(fd)
-		if lk != nil {
+		switch {
+		case lk != nil:
+			d.dev, d.ino = devIno(fd)
 			for a := parent; a != nil; a = a.parent {
 				if a.dev == d.dev && a.ino == d.ino {
 					unix.Close(fd)
 					return nil // a cycle
 				}
 			}
+		case ino != 0:
+			d.dev, d.ino = parent.dev, ino
+		default:
+			d.dev, d.ino = devIno(fd)
 		}
 	}
 	d.refs.Store(1)
@@ -341,7 +353,7 @@ func (w *walker) verify(fd int, path string) error {
 func (w *walker) list(d *dir, ws *workerState) {
 	ws.names, ws.offsets = ws.names[:0], ws.offsets[:0]
 	hasGit, hasIgnore := false, false
-	err := readDir(d.fd, ws.dirBuf, func(name []byte, typ uint8) {
+	err := readDir(d.fd, ws.dirBuf, func(name []byte, typ uint8, ino uint64) {
 		switch string(name) {
 		case ".git":
 			hasGit = true
@@ -353,7 +365,7 @@ func (w *walker) list(d *dir, ws *workerState) {
 		}
 		start := len(ws.names)
 		ws.names = append(ws.names, name...)
-		ws.offsets = append(ws.offsets, dirent{start, len(ws.names), typ})
+		ws.offsets = append(ws.offsets, dirent{start, len(ws.names), typ, ino})
 	})
 	if err != nil && len(ws.offsets) == 0 {
 		return
@@ -417,7 +429,7 @@ func (w *walker) list(d *dir, ws *workerState) {
 				ws.entry = Entry{Name: name, Kind: KindDir, Symlink: lk != nil, parent: d, link: lk, w: w}
 				ws.visit(&ws.entry)
 			}
-			jobs = append(jobs, job{kind: jobDir, parent: d, name: name, link: lk})
+			jobs = append(jobs, job{kind: jobDir, parent: d, name: name, ino: de.ino, link: lk})
 		}
 	}
 	if len(jobs) > 0 {

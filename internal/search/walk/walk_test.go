@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -270,5 +271,47 @@ func TestRootErrors(t *testing.T) {
 	write(t, root, map[string]string{"f": ""})
 	if err := Walk(context.Background(), Options{Root: filepath.Join(root, "f")}, nil); err == nil {
 		t.Error("file root: no error")
+	}
+}
+
+func TestCancelStopsReads(t *testing.T) {
+	root := realTemp(t)
+	write(t, root, map[string]string{"big": strings.Repeat("x", 1<<20)})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var readErr error
+	err := Walk(ctx, Options{Root: root, Workers: 1}, func() func(*Entry) {
+		return func(e *Entry) {
+			f, err := e.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			buf := make([]byte, 1024)
+			if _, err := f.Read(buf); err != nil {
+				t.Fatal(err)
+			}
+			cancel()
+			for !e.Canceled() {
+				runtime.Gosched() // the flag is set by context.AfterFunc's goroutine
+			}
+			_, readErr = f.Read(buf)
+		}
+	})
+	if err != context.Canceled || readErr != ErrCanceled {
+		t.Errorf("walk err = %v, read err = %v", err, readErr)
+	}
+}
+
+func TestCycleThroughSeveralLinks(t *testing.T) {
+	root := realTemp(t)
+	write(t, root, map[string]string{"a/x.txt": "", "b/y.txt": ""})
+	symlink(t, "../b", filepath.Join(root, "a", "tob"))
+	symlink(t, "../a", filepath.Join(root, "b", "toa"))
+	got := collect(t, Options{Root: root, FollowSymlinks: true})
+	// a/tob is b; its link back to a (an ancestor) is not followed.
+	want := []string{"a/tob/y.txt", "a/x.txt", "b/toa/x.txt", "b/y.txt"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
 	}
 }
