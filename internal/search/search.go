@@ -20,6 +20,32 @@
 // Within a file the search stops as early as the mode allows: at the first
 // match for files_with_matches, once a file has produced a page of lines in
 // content mode. Modification times are only read for matching files.
+//
+// Output details: paths are relative to the search root (a file searched
+// on its own is printed as the caller wrote it); "--" separators appear
+// only when context lines were asked for, as with grep and rg; a trailing
+// carriage return is not printed; a line longer than 2,000 characters is
+// cut with a note; the text is capped at 30,000 characters with a note
+// giving the offset to continue from.
+//
+// Differences from ripgrep (run as rg --hidden --no-require-git
+// --no-ignore-dot -L -g '!.git' -g '!node_modules'), otherwise the same
+// files and counts (see TestEquivalentToRipgrep):
+//
+//   - A file is binary when its first 8 KiB hold a NUL byte; rg gives up at
+//     the first NUL anywhere. Files are read as bytes: no UTF-16
+//     transcoding.
+//   - The syntax is Go's RE2: \w, \d, \s and \b are ASCII-only, where rg's
+//     are Unicode-aware.
+//   - Only .gitignore files are read (not .ignore, .rgignore, global
+//     excludes or .git/info/exclude), also outside a git repository; those
+//     above the root count up to the repository root.
+//   - An include glob filters within what .gitignore leaves; rg's -g
+//     overrides .gitignore. A leading "!" excludes instead.
+//   - A pattern without any required literal runs the regexp on every
+//     line, which is slower than rg's DFA over the whole buffer.
+//   - In multiline mode a file is read whole, up to 256 MiB; outside it a
+//     line may be up to 256 MiB long. Larger ones are skipped.
 package search
 
 import "fmt"
