@@ -143,3 +143,30 @@ func peakRSS(t *testing.T, pid int) int64 {
 	t.Fatal("no VmHWM")
 	return 0
 }
+
+// A command that leaves its process group (setsid) is still gone after
+// shutdown: boris is the subreaper of everything its commands start.
+func TestSigtermKillsEscapedDaemons(t *testing.T) {
+	dir := tempDir(t)
+	cmd := exec.Command(binPath, "--port=0", "--workdir="+dir)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	logs := &logBuffer{}
+	url := scanLogs(t, stderr, logs)
+	cs := connectHTTP(t, url, "", nil)
+	mustOK(t, cs, "bash", map[string]any{"command": "setsid sh -c 'echo $$ > daemon.pid; exec sleep 300' > /dev/null 2>&1 < /dev/null &"})
+	pid := readPid(t, filepath.Join(dir, "daemon.pid"))
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v\n%s", err, logs)
+	}
+	waitGone(t, time.Second, pid)
+}

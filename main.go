@@ -104,6 +104,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		"deny", strings.Join(cfg.DenyPatterns, ","),
 		"reaping", shell.Reaping(),
 	)
+	// Processes that left their group (setsid) escape session close; as
+	// the subreaper of everything our commands start, boris ends them too:
+	// SIGTERM when shutdown begins, then a final sweep before exiting.
+	go func() {
+		<-ctx.Done()
+		shell.SignalOrphans(syscall.SIGTERM)
+	}()
+	defer shell.KillOrphans(time.Second)
 	if cfg.Transport == config.TransportStdio {
 		err := srv.ServeStdio(ctx, stdin, stdout)
 		logger.Info("boris stopped")
