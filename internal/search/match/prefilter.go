@@ -49,12 +49,20 @@ const none = math.MaxInt
 type litFinder struct {
 	lit
 	rare    int  // index in s of the byte scanned for
-	b1, b2  byte // that byte, in both cases when folded (else b1 == b2)
+	second  int  // index of the next rarest byte, checked first on a hit
+	b1, b2  byte // the rare byte, in both cases when folded (else b1 == b2)
 	twoCase bool
 }
 
 func newLitFinder(l lit) litFinder {
 	f := litFinder{lit: l, rare: bestRare(l)}
+	f.second = f.rare
+	best := -1
+	for i := range l.s {
+		if r := rarity(l, i); i != f.rare && r > best {
+			f.second, best = i, r
+		}
+	}
 	f.b1 = l.s[f.rare]
 	f.b2 = f.b1
 	if l.mask != nil && l.mask[f.rare] != 0 {
@@ -64,13 +72,13 @@ func newLitFinder(l lit) litFinder {
 	return f
 }
 
-// litCursor caches, for one buffer, where the next occurrences of the rare
-// byte (in each case) and of the whole literal are. Searches move forward
-// only, so every byte of the buffer is scanned at most once per case.
+// litCursor caches, for one buffer, where the next occurrence of the
+// literal (and, for a folded rare byte, of the byte in each case) is.
+// Searches move forward only, so every byte of the buffer is scanned at
+// most once per case.
 type litCursor struct {
 	p1, p2 int // next rare byte positions, valid when >= the search start
 	next   int // next literal start found, valid when >= from
-	valid  bool
 }
 
 func (c *litCursor) reset() { *c = litCursor{p1: -1, p2: -1, next: -1} }
@@ -81,47 +89,67 @@ func (f *litFinder) find(buf []byte, from, end int, c *litCursor) int {
 	if c.next >= from {
 		return c.next
 	}
+	if f.twoCase {
+		c.next = f.findTwoCase(buf, from, end, c)
+		return c.next
+	}
 	n := len(f.s)
 	limit := end - (n - f.rare) + 1 // the rare byte must be before limit
+	c.next = none
+	if i := from + f.rare; i < limit {
+		hay := buf[:limit]
+		for {
+			j := bytes.IndexByte(hay[i:], f.b1)
+			if j < 0 {
+				break
+			}
+			i += j
+			p := i - f.rare
+			if f.check(buf, p) {
+				c.next = p
+				break
+			}
+			i++
+		}
+	}
+	return c.next
+}
+
+// findTwoCase is find for a case-folded rare byte: the next position of
+// each case is kept, so neither is scanned twice.
+func (f *litFinder) findTwoCase(buf []byte, from, end int, c *litCursor) int {
+	limit := end - (len(f.s) - f.rare) + 1
 	for {
 		start := from + f.rare
 		if start >= limit {
-			c.next = none
 			return none
 		}
 		if c.p1 < start {
 			c.p1 = indexFrom(buf[:limit], start, f.b1)
 		}
-		i := c.p1
-		if f.twoCase {
-			if c.p2 < start {
-				c.p2 = indexFrom(buf[:limit], start, f.b2)
-			}
-			i = min(i, c.p2)
+		if c.p2 < start {
+			c.p2 = indexFrom(buf[:limit], start, f.b2)
 		}
+		i := min(c.p1, c.p2)
 		if i == none {
-			c.next = none
 			return none
 		}
 		p := i - f.rare
-		if f.verify(buf[p : p+n]) {
-			c.next = p
+		if f.check(buf, p) {
 			return p
 		}
 		from = p + 1
 	}
 }
 
-func indexFrom(buf []byte, from int, b byte) int {
-	if i := bytes.IndexByte(buf[from:], b); i >= 0 {
-		return from + i
-	}
-	return none
-}
-
-func (f *litFinder) verify(t []byte) bool {
+// check verifies the literal at buf[p:], the second rarest byte first.
+func (f *litFinder) check(buf []byte, p int) bool {
+	t := buf[p : p+len(f.s)]
 	if f.mask == nil {
-		return bytes.Equal(t, f.s)
+		return t[f.second] == f.s[f.second] && bytes.Equal(t, f.s)
+	}
+	if t[f.second]|f.mask[f.second] != f.s[f.second] {
+		return false
 	}
 	for i, c := range t {
 		if c|f.mask[i] != f.s[i] {
@@ -129,6 +157,13 @@ func (f *litFinder) verify(t []byte) bool {
 		}
 	}
 	return true
+}
+
+func indexFrom(buf []byte, from int, b byte) int {
+	if i := bytes.IndexByte(buf[from:], b); i >= 0 {
+		return from + i
+	}
+	return none
 }
 
 // prefilter finds occurrences of any of a set of literals.
