@@ -321,3 +321,36 @@ func FuzzSearch(f *testing.F) {
 		checkNaive(t, pattern, Options{CaseInsensitive: ci, Multiline: multiline}, int(before%4), int(after%4), text, len(text)%2 == 0)
 	})
 }
+
+func TestIndexPair(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	for range 20000 {
+		hay := make([]byte, r.Intn(200))
+		for i := range hay {
+			hay[i] = "abAB \n"[r.Intn(6)]
+		}
+		o1, o2 := r.Intn(4), r.Intn(4)
+		var m1, m2 byte
+		if r.Intn(2) == 0 {
+			m1 = 0x20
+		}
+		if r.Intn(2) == 0 {
+			m2 = 0x20
+		}
+		b1, b2 := "ab"[r.Intn(2)], "ab \n"[r.Intn(4)]
+		if m2 != 0 && (b2 == ' ' || b2 == '\n') {
+			m2 = 0
+		}
+		n := len(hay) - max(o1, o2)
+		want := -1
+		for i := 0; i < n; i++ {
+			if hay[i+o1]|m1 == b1 && hay[i+o2]|m2 == b2 {
+				want = i
+				break
+			}
+		}
+		if got := indexPair(hay, n, o1, b1, m1, o2, b2, m2); got != want {
+			t.Fatalf("indexPair(%q, %d, %d %q %#x, %d %q %#x) = %d, want %d", hay, n, o1, b1, m1, o2, b2, m2, got, want)
+		}
+	}
+}

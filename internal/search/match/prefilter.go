@@ -89,13 +89,27 @@ func (f *litFinder) find(buf []byte, from, end int, c *litCursor) int {
 	if c.next >= from {
 		return c.next
 	}
-	if f.twoCase {
+	if f.twoCase && !(hasPairSIMD && len(f.s) >= 2) {
 		c.next = f.findTwoCase(buf, from, end, c)
 		return c.next
 	}
 	n := len(f.s)
-	limit := end - (n - f.rare) + 1 // the rare byte must be before limit
 	c.next = none
+	if hasPairSIMD && n >= 2 {
+		for p := from; p+n <= end; p++ {
+			i := indexPair(buf[p:end], end-p-n+1, f.rare, f.s[f.rare], f.maskAt(f.rare), f.second, f.s[f.second], f.maskAt(f.second))
+			if i < 0 {
+				break
+			}
+			p += i
+			if f.check(buf, p) {
+				c.next = p
+				break
+			}
+		}
+		return c.next
+	}
+	limit := end - (n - f.rare) + 1 // the rare byte must be before limit
 	if i := from + f.rare; i < limit {
 		hay := buf[:limit]
 		for {
@@ -140,6 +154,13 @@ func (f *litFinder) findTwoCase(buf []byte, from, end int, c *litCursor) int {
 		}
 		from = p + 1
 	}
+}
+
+func (f *litFinder) maskAt(i int) byte {
+	if f.mask == nil {
+		return 0
+	}
+	return f.mask[i]
 }
 
 // check verifies the literal at buf[p:], the second rarest byte first.
