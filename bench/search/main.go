@@ -180,7 +180,7 @@ func rgArgs(root string, c benchCase) []string {
 // .gitignore files only inside a git repository (and has no
 // --no-require-git), so outside one it does slightly less work.
 func fdArgs(root string, c benchCase) []string {
-	return []string{"-H", "-s", "--no-ignore-parent", "-E", ".git", "-E", "node_modules", "-t", "f", "-g", c.Glob, ".", root}
+	return []string{"-H", "-s", "--no-ignore-parent", "-E", ".git", "-E", "node_modules", "-t", "f", "-g", c.Glob, root}
 }
 
 // results counts the lines of a result (0 for "No files found").
