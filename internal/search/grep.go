@@ -46,6 +46,10 @@ type GrepRequest struct {
 	HeadLimit, Offset int
 }
 
+// maxContext bounds context lines: a page of output (30,000 characters)
+// holds fewer lines than this.
+const maxContext = printer.MaxChars / 2
+
 // grepSpec is a validated request.
 type grepSpec struct {
 	m      *match.Matcher
@@ -78,6 +82,8 @@ func parseGrep(req GrepRequest) (*grepSpec, error) {
 	if after < 0 {
 		after = req.Context
 	}
+	// More context than a page of output can show only costs memory.
+	before, after = min(before, maxContext), min(after, maxContext)
 	filter, err := newFileFilter(req.Include, req.Type)
 	if err != nil {
 		return nil, err
