@@ -199,7 +199,9 @@ func (s *Service) write(t scope.Target, data []byte, newFile bool) error {
 		return codes.Errorf(codes.AccessDenied, "access to %s is denied: %s", denied.Path, denied.Reason)
 	case errors.Is(err, syscall.EISDIR):
 		return codes.Errorf(codes.InvalidInput, "%s is a directory, not a file", t.Path)
-	case errors.Is(err, syscall.ENOSPC):
+	case errors.Is(err, scope.ErrReadOnly):
+		return codes.Errorf(codes.IOError, "%s is read-only; make it writable (chmod u+w) if it should be edited. The file is unchanged", t.Path)
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		return codes.Errorf(codes.IOError, "write %s: no space left on the device; the file is unchanged", t.Path)
 	case errors.Is(err, syscall.ENOTDIR):
 		return codes.Errorf(codes.InvalidInput, "cannot create %s: a parent of it is a file, not a directory", t.Path)

@@ -516,3 +516,56 @@ func spin(d time.Duration) {
 	for end := time.Now().Add(d); time.Now().Before(end); {
 	}
 }
+
+// On a really full file system (a 64 KiB tmpfs), str_replace and
+// create_file fail with IO_ERROR and change nothing.
+func TestDiskFull(t *testing.T) {
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
+		t.Skipf("cannot mount a tmpfs here (%v); TestWriteFailureLeavesOriginal in internal/scope covers this with an injected ENOSPC", err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
+	pol, _ := scope.New([]string{dir}, nil, dir)
+	v := &viewedSet{m: map[string]bool{}}
+	svc := New(Options{Policy: pol, MaxFileSize: 1 << 20, RequireViewBeforeEdit: false})
+	c := Ctx{Cwd: dir, Viewed: v}
+	orig := strings.Repeat("original line\n", 1500) // ~21 KB
+	if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	filler := bytes.Repeat([]byte("x"), 64<<10)
+	_ = os.WriteFile(filepath.Join(dir, "filler"), filler, 0o644) // fills what is left (short write is fine)
+
+	_, err := svc.StrReplace(c, "f.txt", "original line\n", "a longer replacement line\n", true)
+	wantCode(t, err, codes.IOError, "no space left")
+	if got, _ := os.ReadFile(filepath.Join(dir, "f.txt")); string(got) != orig {
+		t.Fatal("the original changed")
+	}
+	_, err = svc.Create(c, "new.txt", strings.Repeat("y", 30000))
+	wantCode(t, err, codes.IOError, "no space left")
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.Name() != "f.txt" && e.Name() != "filler" {
+			t.Fatalf("left behind: %s", e.Name())
+		}
+	}
+}
+
+// A file replaced by a directory between view and edit gives a clear error.
+func TestFileBecameDirectory(t *testing.T) {
+	f := newFixture(t, true)
+	p := f.write(t, "x", "content\n")
+	if _, err := f.svc.View(f.c, "x", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.svc.StrReplace(f.c, "x", "content", "new", false)
+	wantCode(t, err, codes.InvalidInput, "directory")
+	_, err = f.svc.Create(f.c, "x", "new")
+	wantCode(t, err, codes.InvalidInput, "directory")
+}

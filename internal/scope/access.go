@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 )
 
@@ -216,6 +217,12 @@ func (p *Policy) WriteAtomic(t Target, data []byte, opts WriteOptions) (err erro
 		mode = fi.Mode().Perm()
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 			uid, gid = int(st.Uid), int(st.Gid)
+			// The rename would replace a file we may not write; refuse
+			// as writing it in place would.
+			if !mayWrite(mode, int(st.Uid), int(st.Gid), currentIdentity()) {
+				dh.Close()
+				return &fs.PathError{Op: "write", Path: t.Path, Err: ErrReadOnly}
+			}
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		dh.Close()
@@ -235,7 +242,11 @@ func (p *Policy) WriteAtomic(t Target, data []byte, opts WriteOptions) (err erro
 		}
 		dh.Close()
 	}()
-	if _, err = f.Write(data); err != nil {
+	write := f.Write
+	if testHookWrite != nil {
+		write = func(b []byte) (int, error) { return testHookWrite(f, b) }
+	}
+	if _, err = write(data); err != nil {
 		return err
 	}
 	if err = f.Chmod(mode); err != nil {
@@ -256,6 +267,39 @@ func (p *Policy) WriteAtomic(t Target, data []byte, opts WriteOptions) (err erro
 	_ = dh.Sync() // make the rename durable; a failure here loses nothing
 	return nil
 }
+
+// ErrReadOnly is returned for an existing file whose permissions do not let
+// this process write it.
+var ErrReadOnly = errors.New("the file is read-only (its permissions do not allow writing)")
+
+// identity is who the permission bits are checked for.
+type identity struct {
+	uid, gid int
+	groups   []int
+}
+
+func currentIdentity() identity {
+	groups, _ := os.Getgroups()
+	return identity{uid: os.Geteuid(), gid: os.Getegid(), groups: groups}
+}
+
+// mayWrite reports whether id may write a file with the given mode and
+// owner, as the kernel decides (root may write anything).
+func mayWrite(mode fs.FileMode, uid, gid int, id identity) bool {
+	switch {
+	case id.uid == 0:
+		return true
+	case uid == id.uid:
+		return mode&0o200 != 0
+	case gid == id.gid || slices.Contains(id.groups, gid):
+		return mode&0o020 != 0
+	}
+	return mode&0o002 != 0
+}
+
+// testHookWrite, when set by a test, replaces the temp file's write (to
+// inject a full disk where a real one cannot be made).
+var testHookWrite func(f *os.File, data []byte) (int, error)
 
 func tempName(name string) string {
 	var b [6]byte

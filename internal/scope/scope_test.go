@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -259,5 +260,52 @@ func TestSwapBetweenCheckAndUse(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Join(root, "out"))
 	if len(entries) != 1 {
 		t.Fatalf("files appeared outside: %v", entries)
+	}
+}
+
+func TestMayWrite(t *testing.T) {
+	user := identity{uid: 1000, gid: 1000, groups: []int{27}}
+	tests := []struct {
+		mode     fs.FileMode
+		uid, gid int
+		id       identity
+		want     bool
+	}{
+		{0o644, 1000, 1000, user, true},
+		{0o444, 1000, 1000, user, false},
+		{0o464, 0, 27, user, true},                  // group write through a supplementary group
+		{0o446, 0, 0, user, true},                   // others may write
+		{0o644, 0, 0, user, false},                  // someone else's file
+		{0o444, 1000, 1000, identity{uid: 0}, true}, // root
+	}
+	for _, tt := range tests {
+		if got := mayWrite(tt.mode, tt.uid, tt.gid, tt.id); got != tt.want {
+			t.Errorf("mayWrite(%v, %d, %d, %+v) = %v", tt.mode, tt.uid, tt.gid, tt.id, got)
+		}
+	}
+}
+
+// A write that fails half-way (a full disk) leaves the original intact and
+// no temporary file behind.
+func TestWriteFailureLeavesOriginal(t *testing.T) {
+	root := tree(t, "w/", "w/file")
+	w := filepath.Join(root, "w")
+	p, _ := New([]string{w}, nil, w)
+	tgt, _ := p.Locate(w, "file")
+	testHookWrite = func(f *os.File, data []byte) (int, error) {
+		n, _ := f.Write(data[:len(data)/2])
+		return n, syscall.ENOSPC
+	}
+	defer func() { testHookWrite = nil }()
+	err := p.WriteAtomic(tgt, []byte(strings.Repeat("new content ", 1000)), WriteOptions{NewFileMode: 0o644})
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("err %v", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(w, "file")); string(got) != "content of w/file" {
+		t.Fatalf("original changed: %q", got)
+	}
+	entries, _ := os.ReadDir(w)
+	if len(entries) != 1 {
+		t.Fatalf("left behind: %v", entries)
 	}
 }

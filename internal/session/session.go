@@ -119,9 +119,11 @@ func errClosed() error {
 // RunResult is a foreground command's result.
 type RunResult struct {
 	shell.Result
-	// CwdReset is set when the tracked directory had disappeared and the
-	// command ran in the initial workdir instead; it names the lost one.
+	// CwdReset is set when the tracked directory had disappeared; it names
+	// the lost one, and RanIn where the command ran instead (the initial
+	// workdir, or / if that is gone too).
 	CwdReset string
+	RanIn    string
 }
 
 // Run runs a foreground command from the session's directory and updates
@@ -130,6 +132,10 @@ func (s *Session) Run(ctx context.Context, script string, timeout time.Duration,
 	dir, reset, err := s.startDir()
 	if err != nil {
 		return RunResult{}, err
+	}
+	ranIn := ""
+	if reset != "" {
+		ranIn = dir
 	}
 	p, err := s.start(script, dir, onProgress, nil, func(p *shell.Process) { s.running[p] = struct{}{} })
 	if err != nil {
@@ -154,23 +160,32 @@ func (s *Session) Run(ctx context.Context, script string, timeout time.Duration,
 		p.Terminate() // a no-op when the group is already empty
 		go func() { <-p.Terminated(); p.Close() }()
 	}
-	return RunResult{Result: res, CwdReset: reset}, nil
+	return RunResult{Result: res, CwdReset: reset, RanIn: ranIn}, nil
 }
 
-// startDir returns the directory to run in: the tracked one, or the initial
-// workdir if it has gone (then reset names the lost directory).
+// startDir returns the directory to run in: the tracked one, or if it has
+// gone the initial workdir, or / if that has gone too (then reset names the
+// lost directory).
 func (s *Session) startDir() (dir, reset string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return "", "", errClosed()
 	}
-	if fi, err := os.Stat(s.cwd); err == nil && fi.IsDir() {
+	if isDir(s.cwd) {
 		return s.cwd, "", nil
 	}
 	reset = s.cwd
 	s.cwd = s.opts.Workdir
+	if !isDir(s.cwd) {
+		s.cwd = "/"
+	}
 	return s.cwd, reset, nil
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
 
 // start starts a command and registers it under the session lock, so a

@@ -81,8 +81,17 @@ func TestCwdTracking(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := mustRun(t, s, "pwd")
-	if res.CwdReset != sub || res.Stdout.Text != work+"\n" || s.Cwd() != work {
-		t.Fatalf("reset %q stdout %q cwd %q", res.CwdReset, res.Stdout.Text, s.Cwd())
+	if res.CwdReset != sub || res.RanIn != work || res.Stdout.Text != work+"\n" || s.Cwd() != work {
+		t.Fatalf("reset %q ran in %q stdout %q cwd %q", res.CwdReset, res.RanIn, res.Stdout.Text, s.Cwd())
+	}
+	// The workdir itself disappears: run in / and keep serving.
+	mustRun(t, s, "cd "+sub[:len(work)]) // back to the workdir
+	if err := os.RemoveAll(work); err != nil {
+		t.Fatal(err)
+	}
+	res = mustRun(t, s, "pwd")
+	if res.CwdReset != work || res.RanIn != "/" || res.Stdout.Text != "/\n" {
+		t.Fatalf("workdir gone: reset %q ran in %q stdout %q", res.CwdReset, res.RanIn, res.Stdout.Text)
 	}
 }
 

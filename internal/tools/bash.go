@@ -93,7 +93,7 @@ func formatRun(res session.RunResult, timeoutMs int64) string {
 		b.WriteString("cancelled: the process group was terminated\n")
 	}
 	if res.CwdReset != "" {
-		fmt.Fprintf(&b, "note: the working directory %s no longer exists; the command ran in the initial directory instead\n", res.CwdReset)
+		fmt.Fprintf(&b, "note: the working directory %s no longer exists; the command ran in %s instead\n", res.CwdReset, res.RanIn)
 	}
 	writeStreams(&b, res.Stdout, res.Stderr)
 	return b.String()
