@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strings"
 	"testing"
@@ -26,7 +27,9 @@ func TestLiterals(t *testing.T) {
 		{"(foo|bar)baz", false, []string{"foobaz", "barbaz"}, true},
 		{"^foo$", false, []string{"foo"}, false},
 		{`\bfoo\b`, false, []string{"foo"}, false},
-		{"a+bcd", false, []string{"bcd"}, false},
+		{"a+bcd", false, []string{"abcd"}, true},
+		{`\w+Error`, false, []string{"Error"}, false},
+		{".*TODO.*", false, []string{"TODO"}, true},
 		{"[Ff]unc", false, []string{"(?i)func"}, true},
 		{"func main", true, []string{"(?i)func main"}, true},
 		{"Struct", true, []string{"(?i)struct"}, true},
@@ -39,7 +42,7 @@ func TestLiterals(t *testing.T) {
 		{"(?i)a|b", false, []string{"(?i)a", "(?i)b"}, true},
 		{"é", true, []string{"é", "É"}, true},
 		{"x.*yz", false, []string{"yz"}, false},
-		{"(ab)+", false, []string{"ab"}, false},
+		{"(ab)+", false, []string{"ab"}, true},
 		{"ab{2,3}", false, []string{"abb"}, true},
 		{"[a-c]x", false, []string{"ax", "bx", "cx"}, true},
 	}
@@ -256,7 +259,8 @@ func naive(re *regexp.Regexp, text string, multiline bool, before, after int) []
 
 var (
 	words    = []string{"foo", "Foo", "FOO", "bar", "baz", "k", "K", "\u212a", "s", "\u017f", "x", " ", "\t", "(", ")", "é", "É", "_", "\n", "\n", "\n", "\r\n"}
-	patterns = []string{"foo", "FOO", "bar|baz", "ba[rz]", "^foo", "foo$", `\bbar\b`, "k", "s", "é", "f.o", "(foo|bar)\\s*\\(", "x*", "^$", "[Ff]oo", "o+", "\\(", "fo{2}", "(?i)bar", "a|b|c|d|e|f|g|h|i|j|k|l|m|n|o|p|q|r", "foo\\nbar", "o\\s+b", "\\n", "(?s)o.b"}
+	patterns = []string{"foo", "FOO", "bar|baz", "ba[rz]", "^foo", "foo$", `\bbar\b`, "k", "s", "é", "f.o", "(foo|bar)\\s*\\(", "x*", "^$", "[Ff]oo", "o+", "\\(", "fo{2}", "(?i)bar", "a|b|c|d|e|f|g|h|i|j|k|l|m|n|o|p|q|r", "foo\\nbar", "o\\s+b", "\\n", "(?s)o.b",
+		`.*foo.*`, `\w+bar`, `o+\s*\(`, `(fo+|ba+)+`, `^\s*$`, `x?foo*`, `[a-z]{2,}\s`, `\bK+`}
 )
 
 // TestAgainstNaive compares searches of random texts with the obvious
@@ -285,7 +289,20 @@ func checkNaive(t *testing.T, pattern string, opts Options, before, after int, t
 		}
 		t.Fatalf("Compile(%q): %v", pattern, err)
 	}
-	want := naive(m.re, text, opts.Multiline, before, after)
+	// The reference is the pattern as written, not the matcher's own
+	// (possibly simplified) regexp.
+	flags := ""
+	if opts.CaseInsensitive {
+		flags += "i"
+	}
+	if opts.Multiline {
+		flags += "ms"
+	}
+	ref := pattern
+	if flags != "" {
+		ref = "(?" + flags + ")" + pattern
+	}
+	want := naive(regexp.MustCompile(ref), text, opts.Multiline, before, after)
 	var r io.Reader = strings.NewReader(text)
 	if oneByte {
 		r = iotest.OneByteReader(r)
@@ -351,6 +368,36 @@ func TestIndexPair(t *testing.T) {
 		}
 		if got := indexPair(hay, n, o1, b1, m1, o2, b2, m2); got != want {
 			t.Fatalf("indexPair(%q, %d, %d %q %#x, %d %q %#x) = %d, want %d", hay, n, o1, b1, m1, o2, b2, m2, got, want)
+		}
+	}
+}
+
+func TestTrimEnds(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`\w+Error`, `\wError`},
+		{`.*foo.*`, `foo`},
+		{`^\w+`, `^\w`},
+		{`foo\s*$`, `foo\s*$`},
+		{`\d{3,}x\d{2,5}`, `\d{3}x\d{2}`},
+		{`(a+)b(c*)`, `ab`},
+		{`a*`, `(?:)`},
+		{`x|y+`, `x|y+`},
+		{`\bfoo+`, `\bfoo`},
+		{`a.*b`, `a.*b`},
+	}
+	norm := func(s string, trim bool) string {
+		re, err := syntax.Parse(s, syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if trim {
+			re = trimEnds(re)
+		}
+		return re.Simplify().String()
+	}
+	for _, tt := range tests {
+		if got, want := norm(tt.in, true), norm(tt.want, false); got != want {
+			t.Errorf("trimEnds(%q) = %q, want %q", tt.in, got, want)
 		}
 	}
 }

@@ -53,11 +53,11 @@ func Compile(pattern string, opts Options) (*Matcher, error) {
 		flags &^= syntax.OneLine
 		prefix += "ms"
 	}
-	tree, err := syntax.Parse(pattern, flags)
+	parsed, err := syntax.Parse(pattern, flags)
 	if err != nil {
 		return nil, err
 	}
-	tree = tree.Simplify()
+	tree := parsed.Simplify()
 	if !opts.Multiline && hasNewlineLiteral(tree) {
 		return nil, fmt.Errorf("%w: set multiline to match across lines", ErrNewline)
 	}
@@ -70,6 +70,16 @@ func Compile(pattern string, opts Options) (*Matcher, error) {
 		return nil, err
 	}
 	m := &Matcher{re: re, multiline: opts.Multiline}
+	if !opts.Multiline {
+		// Lines are only tested, never measured: a simpler pattern that
+		// matches the same lines will do.
+		if t := trimEnds(parsed); t != parsed {
+			t = t.Simplify()
+			if tre, err := regexp.Compile(t.String()); err == nil {
+				tree, m.re = t, tre
+			}
+		}
+	}
 
 	x := &extractor{hazards: map[string]bool{}}
 	in := x.info(tree)
