@@ -1,0 +1,69 @@
+{{/* Chart name, truncated to the 63 characters a DNS label allows. */}}
+{{- define "boris.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Fully qualified app name: <release>-boris unless the release name already contains it. */}}
+{{- define "boris.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "boris.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "boris.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "boris.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "boris.labels" -}}
+helm.sh/chart: {{ include "boris.chart" . }}
+{{ include "boris.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{/* The Secret holding the bearer token. */}}
+{{- define "boris.secretName" -}}
+{{- default (include "boris.fullname" .) .Values.auth.existingSecret }}
+{{- end }}
+
+{{- define "boris.secretKey" -}}
+{{- if .Values.auth.existingSecret }}{{ .Values.auth.existingSecretKey }}{{ else }}token{{ end }}
+{{- end }}
+
+{{/* The workspace claim: an existing one or the chart's. */}}
+{{- define "boris.claimName" -}}
+{{- default (printf "%s-workspace" (include "boris.fullname" .)) .Values.workspace.persistence.existingClaim }}
+{{- end }}
+
+{{- define "boris.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/* BORIS_TOKEN from the Secret, for boris and the sidecar agent. */}}
+{{- define "boris.tokenEnv" -}}
+- name: BORIS_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "boris.secretName" . }}
+      key: {{ include "boris.secretKey" . }}
+{{- end }}
+
+{{/* ClientIP affinity when several pods hold sessions, unless set explicitly. */}}
+{{- define "boris.sessionAffinity" -}}
+{{- if .Values.service.sessionAffinity }}{{ .Values.service.sessionAffinity }}
+{{- else if gt (int .Values.replicaCount) 1 }}ClientIP
+{{- else }}None
+{{- end }}
+{{- end }}
