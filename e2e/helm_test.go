@@ -1,0 +1,434 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// rendered is one `helm template` output, every object decoded strictly.
+type rendered struct {
+	deployments []appsv1.Deployment
+	services    []corev1.Service
+	secrets     []corev1.Secret
+	pvcs        []corev1.PersistentVolumeClaim
+	monitors    []serviceMonitor
+}
+
+// serviceMonitor is the part of monitoring.coreos.com/v1 ServiceMonitor the
+// chart uses; decoding strictly into it catches misspelled fields.
+type serviceMonitor struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name   string            `json:"name"`
+		Labels map[string]string `json:"labels"`
+	} `json:"metadata"`
+	Spec struct {
+		Selector struct {
+			MatchLabels map[string]string `json:"matchLabels"`
+		} `json:"selector"`
+		NamespaceSelector struct {
+			MatchNames []string `json:"matchNames"`
+		} `json:"namespaceSelector"`
+		Endpoints []struct {
+			Port          string `json:"port"`
+			Path          string `json:"path"`
+			Interval      string `json:"interval"`
+			ScrapeTimeout string `json:"scrapeTimeout"`
+		} `json:"endpoints"`
+	} `json:"spec"`
+}
+
+// decodeManifests splits a multi-document YAML stream and decodes each object
+// into its Kubernetes API type, rejecting unknown and duplicate fields.
+func decodeManifests(manifests []byte) (*rendered, error) {
+	r := &rendered{}
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(manifests)))
+	for {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return r, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(stripComments(doc))) == 0 {
+			continue
+		}
+		var meta struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+		}
+		if err := yaml.Unmarshal(doc, &meta); err != nil {
+			return nil, err
+		}
+		var target any
+		switch meta.APIVersion + " " + meta.Kind {
+		case "apps/v1 Deployment":
+			r.deployments = append(r.deployments, appsv1.Deployment{})
+			target = &r.deployments[len(r.deployments)-1]
+		case "v1 Service":
+			r.services = append(r.services, corev1.Service{})
+			target = &r.services[len(r.services)-1]
+		case "v1 Secret":
+			r.secrets = append(r.secrets, corev1.Secret{})
+			target = &r.secrets[len(r.secrets)-1]
+		case "v1 PersistentVolumeClaim":
+			r.pvcs = append(r.pvcs, corev1.PersistentVolumeClaim{})
+			target = &r.pvcs[len(r.pvcs)-1]
+		case "monitoring.coreos.com/v1 ServiceMonitor":
+			r.monitors = append(r.monitors, serviceMonitor{})
+			target = &r.monitors[len(r.monitors)-1]
+		default:
+			return nil, errors.New("unexpected object " + meta.APIVersion + " " + meta.Kind)
+		}
+		if err := yaml.UnmarshalStrict(doc, target); err != nil {
+			return nil, errors.New(meta.Kind + ": " + err.Error() + "\n" + string(doc))
+		}
+	}
+}
+
+func stripComments(doc []byte) []byte {
+	var out [][]byte
+	for _, line := range bytes.Split(doc, []byte("\n")) {
+		if !bytes.HasPrefix(bytes.TrimSpace(line), []byte("#")) {
+			out = append(out, line)
+		}
+	}
+	return bytes.Join(out, []byte("\n"))
+}
+
+// TestStrictDecodingCatchesTypos makes sure the checker itself would fail on
+// a misspelled field, so the chart tests below mean something.
+func TestStrictDecodingCatchesTypos(t *testing.T) {
+	typo := `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: x
+spec:
+  template:
+    spec:
+      containers:
+        - name: boris
+          readinesProbe:
+            httpGet: {path: /health, port: http}
+`
+	if _, err := decodeManifests([]byte(typo)); err == nil || !strings.Contains(err.Error(), "readinesProbe") {
+		t.Fatalf("a misspelled field was accepted: %v", err)
+	}
+	if _, err := decodeManifests([]byte("apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n  name: b\n")); err == nil {
+		t.Fatal("a duplicate field was accepted")
+	}
+}
+
+// helmTemplate lints the chart with the values file (strictly) and renders it.
+func helmTemplate(t *testing.T, values ...string) *rendered {
+	t.Helper()
+	helm := requireTool(t, "helm")
+	chart := filepath.Join(repoRoot, "helm", "boris")
+	var flags []string
+	for _, v := range values {
+		flags = append(flags, "-f", filepath.Join(chart, v))
+	}
+	if out, err := exec.Command(helm, append([]string{"lint", "--strict", chart}, flags...)...).CombinedOutput(); err != nil {
+		t.Fatalf("helm lint %v: %v\n%s", values, err, out)
+	}
+	cmd := exec.Command(helm, append([]string{"template", "rel", chart, "--namespace", "agents"}, flags...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("helm template %v: %v\n%s", values, err, stderr.String())
+	}
+	r, err := decodeManifests(out)
+	if err != nil {
+		t.Fatalf("helm template %v: %v", values, err)
+	}
+	return r
+}
+
+// helmTemplateFails renders with --set flags and returns the error output.
+func helmTemplateFails(t *testing.T, set ...string) string {
+	t.Helper()
+	helm := requireTool(t, "helm")
+	args := []string{"template", "rel", filepath.Join(repoRoot, "helm", "boris")}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	out, err := exec.Command(helm, args...).CombinedOutput()
+	if err == nil {
+		t.Fatalf("helm template %v succeeded:\n%s", set, out)
+	}
+	return string(out)
+}
+
+func TestHelmDefault(t *testing.T) {
+	r := helmTemplate(t)
+	if len(r.deployments) != 1 || len(r.services) != 1 || len(r.secrets) != 1 || len(r.pvcs) != 0 || len(r.monitors) != 0 {
+		t.Fatalf("objects: %d deployments, %d services, %d secrets, %d pvcs, %d monitors",
+			len(r.deployments), len(r.services), len(r.secrets), len(r.pvcs), len(r.monitors))
+	}
+	d := r.deployments[0]
+	pod := d.Spec.Template.Spec
+	if *d.Spec.Replicas != 1 || len(pod.Containers) != 1 {
+		t.Fatalf("replicas %d, containers %d", *d.Spec.Replicas, len(pod.Containers))
+	}
+	checkSelector(t, d)
+	c := pod.Containers[0]
+	checkBorisContainer(t, d, c, "rel-boris", "token")
+	if v := volume(t, pod, "workspace"); v.EmptyDir == nil {
+		t.Fatalf("workspace volume %+v, want an emptyDir", v.VolumeSource)
+	}
+	if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
+		t.Fatal("the service account token is mounted into a pod that runs arbitrary commands")
+	}
+	ann := d.Spec.Template.Annotations
+	if ann["prometheus.io/scrape"] != "true" || ann["prometheus.io/port"] != "8080" || ann["prometheus.io/path"] != "/metrics" {
+		t.Fatalf("scrape annotations: %v", ann)
+	}
+
+	s := r.services[0]
+	if s.Name != "rel-boris" || len(s.Spec.Ports) != 1 || s.Spec.Ports[0].Port != 8080 || s.Spec.Ports[0].TargetPort.String() != "http" {
+		t.Fatalf("service: %s %+v", s.Name, s.Spec.Ports)
+	}
+	if s.Spec.SessionAffinity != corev1.ServiceAffinityNone {
+		t.Fatalf("one replica: sessionAffinity %q, want None", s.Spec.SessionAffinity)
+	}
+	for k, v := range s.Spec.Selector {
+		if d.Spec.Template.Labels[k] != v {
+			t.Fatalf("service selector %v does not select the pod labels %v", s.Spec.Selector, d.Spec.Template.Labels)
+		}
+	}
+	sec := r.secrets[0]
+	if sec.Name != "rel-boris" || len(sec.Data["token"]) < 32 {
+		t.Fatalf("generated secret %s: token of %d bytes", sec.Name, len(sec.Data["token"]))
+	}
+}
+
+func TestHelmSidecar(t *testing.T) {
+	r := helmTemplate(t, "ci/sidecar-values.yaml")
+	if len(r.deployments) != 1 || len(r.services) != 0 || len(r.secrets) != 1 {
+		t.Fatalf("objects: %d deployments, %d services, %d secrets", len(r.deployments), len(r.services), len(r.secrets))
+	}
+	d := r.deployments[0]
+	pod := d.Spec.Template.Spec
+	var names []string
+	for _, c := range pod.Containers {
+		names = append(names, c.Name)
+	}
+	if !slices.Equal(names, []string{"boris", "agent"}) {
+		t.Fatalf("containers %v, want [boris agent]", names)
+	}
+	boris, agent := pod.Containers[0], pod.Containers[1]
+	checkBorisContainer(t, d, boris, "rel-boris", "token")
+	if agent.Image != "ghcr.io/example/coding-agent:1.2.3" || !slices.Equal(agent.Command, []string{"/usr/local/bin/agent"}) ||
+		!slices.Equal(agent.Args, []string{"--mcp-url", "$(BORIS_URL)"}) {
+		t.Fatalf("agent: image %q command %v args %v", agent.Image, agent.Command, agent.Args)
+	}
+	if e := env(t, agent, "BORIS_URL"); e.Value != "http://localhost:8080/mcp" {
+		t.Fatalf("agent BORIS_URL %q", e.Value)
+	}
+	if e := env(t, agent, "TASK"); e.Value != "fix the failing tests" {
+		t.Fatalf("agent TASK %q", e.Value)
+	}
+	if ref := env(t, agent, "BORIS_TOKEN").ValueFrom; ref == nil || ref.SecretKeyRef == nil || ref.SecretKeyRef.Name != "rel-boris" || ref.SecretKeyRef.Key != "token" {
+		t.Fatalf("agent BORIS_TOKEN: %+v", ref)
+	}
+	// One workspace volume, mounted in both containers.
+	if v := volume(t, pod, "workspace"); v.EmptyDir == nil {
+		t.Fatalf("workspace volume %+v, want an emptyDir", v.VolumeSource)
+	}
+	if m := mount(t, agent, "workspace"); m.MountPath != "/workspace" {
+		t.Fatalf("agent mounts the workspace at %q", m.MountPath)
+	}
+	if m := mount(t, agent, "agent-tmp"); m.MountPath != "/tmp" {
+		t.Fatalf("agent /tmp: %+v", m)
+	}
+	if sc := agent.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot {
+		t.Fatalf("agent securityContext: %+v", sc)
+	}
+	if d.Spec.Template.Annotations["kubectl.kubernetes.io/default-container"] != "agent" {
+		t.Fatalf("annotations: %v", d.Spec.Template.Annotations)
+	}
+	if out := helmTemplateFails(t, "agent.enabled=true"); !strings.Contains(out, "agent.image.repository is required") {
+		t.Fatalf("sidecar without an agent image: %s", out)
+	}
+}
+
+func TestHelmPVC(t *testing.T) {
+	r := helmTemplate(t, "ci/pvc-values.yaml")
+	if len(r.pvcs) != 1 || len(r.secrets) != 0 {
+		t.Fatalf("objects: %d pvcs, %d secrets (the token is in an existing secret)", len(r.pvcs), len(r.secrets))
+	}
+	pvc := r.pvcs[0]
+	if pvc.Name != "rel-boris-workspace" || pvc.Spec.StorageClassName == nil || *pvc.Spec.StorageClassName != "standard" ||
+		!slices.Equal(pvc.Spec.AccessModes, []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}) ||
+		pvc.Spec.Resources.Requests.Storage().String() != "5Gi" {
+		t.Fatalf("pvc: %s %+v", pvc.Name, pvc.Spec)
+	}
+	d := r.deployments[0]
+	pod := d.Spec.Template.Spec
+	if v := volume(t, pod, "workspace"); v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != pvc.Name {
+		t.Fatalf("workspace volume %+v, want claim %s", v.VolumeSource, pvc.Name)
+	}
+	if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+		t.Fatalf("strategy %q with a ReadWriteOnce claim, want Recreate", d.Spec.Strategy.Type)
+	}
+	c := pod.Containers[0]
+	checkBorisContainer(t, d, c, "boris-token", "mcp-token")
+	if !slices.Equal(c.Args, []string{"--allow-dir=/workspace", "--deny-dir=**/.env", "--deny-dir=*.{pem,key}"}) {
+		t.Fatalf("args %q", c.Args)
+	}
+	if e := env(t, c, "BORIS_TIMEOUT"); e.Value != "300" {
+		t.Fatalf("BORIS_TIMEOUT %q", e.Value)
+	}
+}
+
+func TestHelmExistingClaim(t *testing.T) {
+	r := helmTemplate(t, "ci/existing-claim-values.yaml")
+	if len(r.pvcs) != 0 || len(r.secrets) != 1 {
+		t.Fatalf("objects: %d pvcs (the claim exists), %d secrets", len(r.pvcs), len(r.secrets))
+	}
+	if got := string(r.secrets[0].Data["token"]); got != "not-a-real-token" {
+		t.Fatalf("token %q, want the one from values", got)
+	}
+	if v := volume(t, r.deployments[0].Spec.Template.Spec, "workspace"); v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != "shared-code" {
+		t.Fatalf("workspace volume %+v, want claim shared-code", v.VolumeSource)
+	}
+}
+
+func TestHelmServiceMonitor(t *testing.T) {
+	r := helmTemplate(t, "ci/servicemonitor-values.yaml")
+	if len(r.monitors) != 1 || len(r.services) != 1 {
+		t.Fatalf("objects: %d monitors, %d services", len(r.monitors), len(r.services))
+	}
+	if *r.deployments[0].Spec.Replicas != 2 {
+		t.Fatalf("replicas %d", *r.deployments[0].Spec.Replicas)
+	}
+	s := r.services[0]
+	// Sessions are per-pod state: with two replicas a client must stay on one.
+	if s.Spec.SessionAffinity != corev1.ServiceAffinityClientIP || s.Spec.SessionAffinityConfig == nil {
+		t.Fatalf("two replicas: sessionAffinity %q, want ClientIP", s.Spec.SessionAffinity)
+	}
+	m := r.monitors[0]
+	if m.APIVersion != "monitoring.coreos.com/v1" || m.Metadata.Labels["release"] != "prometheus" {
+		t.Fatalf("monitor: %s %v", m.APIVersion, m.Metadata.Labels)
+	}
+	if len(m.Spec.Endpoints) != 1 || m.Spec.Endpoints[0].Port != "http" || m.Spec.Endpoints[0].Path != "/metrics" || m.Spec.Endpoints[0].Interval != "15s" {
+		t.Fatalf("endpoints: %+v", m.Spec.Endpoints)
+	}
+	if !slices.Equal(m.Spec.NamespaceSelector.MatchNames, []string{"agents"}) {
+		t.Fatalf("namespaceSelector: %v", m.Spec.NamespaceSelector.MatchNames)
+	}
+	for k, v := range m.Spec.Selector.MatchLabels {
+		if s.Labels[k] != v {
+			t.Fatalf("monitor selector %v does not select the service labels %v", m.Spec.Selector.MatchLabels, s.Labels)
+		}
+	}
+	if out := helmTemplateFails(t, "metrics.serviceMonitor.enabled=true", "service.enabled=false"); !strings.Contains(out, "needs service.enabled") {
+		t.Fatalf("ServiceMonitor without a Service: %s", out)
+	}
+}
+
+// checkBorisContainer asserts what every rendering of the boris container
+// must have: probes on /health, the non-root read-only security context, the
+// token from the secret, the workspace and /tmp mounts.
+func checkBorisContainer(t *testing.T, d appsv1.Deployment, c corev1.Container, secret, key string) {
+	t.Helper()
+	if c.Name != "boris" || c.Image != "ghcr.io/boris-mcp/boris:0.1.0" {
+		t.Fatalf("container %s image %s", c.Name, c.Image)
+	}
+	if len(c.Ports) != 1 || c.Ports[0].Name != "http" || c.Ports[0].ContainerPort != 8080 {
+		t.Fatalf("ports %+v", c.Ports)
+	}
+	for name, p := range map[string]*corev1.Probe{"liveness": c.LivenessProbe, "readiness": c.ReadinessProbe} {
+		if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/health" || p.HTTPGet.Port.String() != "http" {
+			t.Fatalf("%s probe %+v, want GET /health on http", name, p)
+		}
+	}
+	pod := d.Spec.Template.Spec
+	psc := pod.SecurityContext
+	if psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot || psc.RunAsUser == nil || *psc.RunAsUser != 65532 || psc.FSGroup == nil || *psc.FSGroup != 65532 {
+		t.Fatalf("pod securityContext %+v", psc)
+	}
+	sc := c.SecurityContext
+	if sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser != 65532 ||
+		sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
+		sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
+		sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+		t.Fatalf("container securityContext %+v", sc)
+	}
+	ref := env(t, c, "BORIS_TOKEN").ValueFrom
+	if ref == nil || ref.SecretKeyRef == nil || ref.SecretKeyRef.Name != secret || ref.SecretKeyRef.Key != key {
+		t.Fatalf("BORIS_TOKEN from %+v, want secret %s key %s", ref, secret, key)
+	}
+	if e := env(t, c, "BORIS_WORKDIR"); e.Value != "/workspace" {
+		t.Fatalf("BORIS_WORKDIR %q", e.Value)
+	}
+	if m := mount(t, c, "workspace"); m.MountPath != "/workspace" || m.ReadOnly {
+		t.Fatalf("workspace mount %+v", m)
+	}
+	if m := mount(t, c, "tmp"); m.MountPath != "/tmp" {
+		t.Fatalf("tmp mount %+v", m)
+	}
+	if v := volume(t, pod, "tmp"); v.EmptyDir == nil {
+		t.Fatalf("tmp volume %+v, want an emptyDir", v.VolumeSource)
+	}
+	if c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().IsZero() {
+		t.Fatalf("resources %+v", c.Resources)
+	}
+}
+
+func checkSelector(t *testing.T, d appsv1.Deployment) {
+	t.Helper()
+	for k, v := range d.Spec.Selector.MatchLabels {
+		if d.Spec.Template.Labels[k] != v {
+			t.Fatalf("selector %v does not match the pod labels %v", d.Spec.Selector.MatchLabels, d.Spec.Template.Labels)
+		}
+	}
+}
+
+func env(t *testing.T, c corev1.Container, name string) corev1.EnvVar {
+	t.Helper()
+	for _, e := range c.Env {
+		if e.Name == name {
+			return e
+		}
+	}
+	t.Fatalf("container %s has no %s", c.Name, name)
+	return corev1.EnvVar{}
+}
+
+func mount(t *testing.T, c corev1.Container, name string) corev1.VolumeMount {
+	t.Helper()
+	for _, m := range c.VolumeMounts {
+		if m.Name == name {
+			return m
+		}
+	}
+	t.Fatalf("container %s does not mount %s", c.Name, name)
+	return corev1.VolumeMount{}
+}
+
+func volume(t *testing.T, pod corev1.PodSpec, name string) corev1.Volume {
+	t.Helper()
+	for _, v := range pod.Volumes {
+		if v.Name == name {
+			return v
+		}
+	}
+	t.Fatalf("the pod has no volume %s", name)
+	return corev1.Volume{}
+}
