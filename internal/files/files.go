@@ -91,6 +91,8 @@ func (s *Service) pathError(t scope.Target, given string, err error) error {
 		return codes.Errorf(codes.IOError, "%s: %v", shown, err)
 	case errors.Is(err, syscall.ENOTDIR):
 		return codes.Errorf(codes.PathNotFound, "%s does not exist: a parent of it is a file, not a directory", shown)
+	case errors.Is(err, syscall.ENAMETOOLONG):
+		return codes.Errorf(codes.InvalidInput, "the path is too long (%d bytes, or a component over 255 bytes)", len(shown))
 	case errors.Is(err, fs.ErrPermission):
 		return codes.Errorf(codes.IOError, "%s: permission denied by the file system", shown)
 	case strings.Contains(err.Error(), "NUL byte"):

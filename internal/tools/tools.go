@@ -218,9 +218,30 @@ func decode(args json.RawMessage, in any) error {
 	}
 	var ce *conversionError
 	if errors.As(err, &ce) {
+		if name := failingField(args, in); name != "" {
+			return codes.Errorf(codes.InvalidInput, "parameter %q: %s", name, ce.msg)
+		}
 		return codes.Errorf(codes.InvalidInput, "%s", ce.msg)
 	}
 	return codes.Errorf(codes.InvalidInput, "invalid arguments: %v", err)
+}
+
+// failingField finds the parameter whose value does not decode, by trying
+// each one alone (only on the error path).
+func failingField(args json.RawMessage, in any) string {
+	var raw map[string]json.RawMessage
+	if json.Unmarshal(args, &raw) != nil {
+		return ""
+	}
+	t := reflect.TypeOf(in).Elem()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if v, ok := raw[name]; ok && json.Unmarshal(v, reflect.New(f.Type).Interface()) != nil {
+			return name
+		}
+	}
+	return ""
 }
 
 func jsonKind(t reflect.Type) string {
@@ -302,8 +323,17 @@ func (n *Int) UnmarshalJSON(b []byte) error {
 	if unq, err := strconv.Unquote(s); err == nil {
 		s = strings.TrimSpace(unq)
 	}
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		*n = Int(i)
+		return nil
+	}
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f != float64(int64(f)) || f > 1<<53 || f < -(1<<53) {
+	switch {
+	case err != nil && !errors.Is(err, strconv.ErrRange):
+		return &conversionError{msg: fmt.Sprintf("expected an integer, got %s", string(b))}
+	case f > 9.2e18 || f < -9.2e18:
+		return &conversionError{msg: fmt.Sprintf("%s is out of range", string(b))}
+	case f != float64(int64(f)):
 		return &conversionError{msg: fmt.Sprintf("expected an integer, got %s", string(b))}
 	}
 	*n = Int(f)

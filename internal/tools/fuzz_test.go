@@ -1,0 +1,144 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/boris-mcp/boris/internal/codes"
+	"github.com/boris-mcp/boris/internal/config"
+	"github.com/boris-mcp/boris/internal/files"
+	"github.com/boris-mcp/boris/internal/scope"
+	"github.com/boris-mcp/boris/internal/session"
+	"github.com/boris-mcp/boris/internal/shell"
+)
+
+var allCodes = []codes.Code{
+	codes.InvalidInput, codes.PathNotFound, codes.AccessDenied, codes.FileTooLarge, codes.IOError,
+	codes.FileNotViewed, codes.BashEmptyCommand, codes.BashStartFailed, codes.BashTaskLimit,
+	codes.BashTaskNotFound, codes.SessionClosed, codes.StrReplaceNotFound, codes.StrReplaceAmbiguous,
+	codes.GrepInvalidPattern, codes.GrepInvalidOutputMode, codes.GrepInvalidType, codes.FindInvalidPattern,
+	codes.FindInvalidType, codes.EditorInvalidCommand,
+}
+
+var errorText = regexp.MustCompile(`^\[([A-Z_]+)\] \S`)
+
+// fuzzClient serves the full tool set of one mode over an in-memory
+// transport. File tools are confined to a sandbox; the "shell" is
+// /bin/true, so fuzzed commands go through the whole bash path and the
+// runner without running anything.
+func fuzzClient(t testing.TB, compat bool) (*mcp.ClientSession, []string) {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{"a.txt": "alpha\nbeta\n", "sub/b.go": "package sub\n", "secret.env": "TOKEN=x\n", "crlf.txt": "x\r\ny\r\n"} {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(content), 0o644)
+	}
+	cfg := &config.Config{
+		Workdir: dir, Shell: "/bin/true", AllowDirs: []string{dir}, DenyPatterns: []string{"**/secret*"},
+		Disabled: map[string]bool{}, MaxFileSize: 64 << 10, RequireViewBeforeEdit: true,
+		BashTimeout: 2 * time.Second, AnthropicCompat: compat,
+	}
+	pol, err := scope.New(cfg.AllowDirs, cfg.DenyPatterns, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := NewSet(Deps{
+		Config: cfg, Policy: pol,
+		Files:  files.New(files.Options{Policy: pol, MaxFileSize: cfg.MaxFileSize, RequireViewBeforeEdit: true}),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "boris", Version: "fuzz"}, nil)
+	sess := session.New("fuzz", session.Options{Workdir: dir, Runner: shell.NewRunner("/bin/true", nil, shell.Options{Grace: 100 * time.Millisecond})})
+	t.Cleanup(sess.Close)
+	set.Register(srv, sess)
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := srv.Connect(context.Background(), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "fuzz", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, set.Names()
+}
+
+// FuzzToolCalls sends arbitrary arguments to every tool through the real
+// MCP handler: no panic (a protocol error), no hang, and every failure a
+// "[CODE] message" result with a known code.
+func FuzzToolCalls(f *testing.F) {
+	seeds := []struct {
+		tool uint8
+		args string
+	}{
+		{0, `{"command":"echo hi"}`}, {0, `{"command":""}`}, {0, `{"command":"x","timeout":-5}`},
+		{0, `{"command":"x","timeout":1e300}`}, {0, `{"command":"x","run_in_background":"yes"}`},
+		{1, `{"task_id":"task_1"}`}, {1, `{"task_id":"\u0000"}`},
+		{2, `{"path":"a.txt","view_range":[1,-1]}`}, {2, `{"path":"a\u0000b"}`}, {2, `{"path":"\udc80\udcff"}`},
+		{2, `{"path":"a.txt","view_range":[9007199254740993,2]}`}, {2, `{"path":"../../etc/passwd"}`},
+		{3, `{"path":"a.txt","old_str":"alpha","new_str":"ALPHA"}`}, {3, `{"path":"crlf.txt","old_str":"x\ny","new_str":"z"}`},
+		{4, `{"path":"new/deep/f.txt","content":"x"}`}, {4, `{"path":"secret.env","content":"y"}`},
+		{5, `{"pattern":"(a{1000}){1000}"}`}, {5, `{"pattern":"a","output_mode":"lines"}`}, {5, `{"pattern":"x","-C":99999999,"head_limit":-1}`},
+		{5, `{"pattern":"[[:alpha:]]+","type":"nope","include":"{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}"}`},
+		{6, `{"pattern":"**/**/**/**/**/*.go"}`}, {6, `{"pattern":"[!"}`}, {6, `{"pattern":"*","type":"socket"}`},
+		{7, `[1,2,3]`}, {7, `"just a string"`}, {7, `null`}, {7, `{}`},
+	}
+	for _, s := range seeds {
+		f.Add(s.tool, s.args, false)
+		f.Add(s.tool, s.args, true)
+	}
+	clients := map[bool]*mcp.ClientSession{}
+	names := map[bool][]string{}
+	for _, compat := range []bool{false, true} {
+		clients[compat], names[compat] = fuzzClient(f, compat)
+	}
+	f.Fuzz(func(t *testing.T, tool uint8, args string, compat bool) {
+		if !json.Valid([]byte(args)) {
+			return
+		}
+		list := names[compat]
+		name := list[int(tool)%len(list)]
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		res, err := clients[compat].CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)})
+		if err != nil {
+			t.Fatalf("%s %s: protocol error or hang: %v", name, args, err)
+		}
+		if !res.IsError {
+			return
+		}
+		text := resultText(res)
+		m := errorText.FindStringSubmatch(text)
+		if m == nil || !slices.Contains(allCodes, codes.Code(m[1])) {
+			t.Fatalf("%s %s: error result is not [CODE] message: %q", name, args, text)
+		}
+	})
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
