@@ -21,7 +21,7 @@ ARG BUSYBOX_IMAGE=busybox:1.37.0-musl
 
 # --- build: keep identical in Dockerfile and Dockerfile.distroless ---
 FROM ${GO_IMAGE} AS build
-# Marks this stage's leftovers for `make images` to prune.
+# Marks the stage images `make images` and `make clean-images` prune.
 LABEL io.boris-mcp.stage=build
 WORKDIR /src
 COPY . .
@@ -44,6 +44,7 @@ RUN set -e; mkdir -p /out/workspace; \
 # The root filesystem around the binary, staged with busybox's own sh (the
 # stand-in has nothing but /bin/busybox, so every command goes through it).
 FROM ${BUSYBOX_IMAGE} AS rootfs
+LABEL io.boris-mcp.stage=rootfs
 SHELL ["/bin/busybox", "sh", "-c"]
 RUN set -e; bb=/bin/busybox; r=/rootfs; \
     $bb mkdir -p $r/bin $r/sbin $r/usr/bin $r/usr/sbin $r/usr/local/bin $r/etc/ssl/certs $r/tmp $r/workspace $r/home/boris; \

@@ -83,4 +83,4 @@ release-check:
 ## clean-images: remove the images and stand-ins `make images` made
 clean-images:
 	-docker rmi boris:latest boris:distroless boris-e2e:bash $$(docker images --format '{{.Repository}}:{{.Tag}}' 'boris-standin/*')
-	docker image prune -f --filter label=io.boris-mcp.stage=build
+	docker image prune -f --filter label=io.boris-mcp.stage
