@@ -73,7 +73,8 @@ func Find(ctx context.Context, policy *scope.Policy, req FindRequest) (string, e
 		}
 		return coll.Render(), nil
 	}
-	err = walk.Walk(ctx, walk.Options{Root: req.Root, Policy: policy, Dirs: want == walk.KindDir}, func() func(*walk.Entry) {
+	opts := walk.Options{Root: req.Root, Policy: policy, Dirs: want == walk.KindDir, InlineFiles: true}
+	err = walk.Walk(ctx, opts, func() func(*walk.Entry) {
 		return func(e *walk.Entry) {
 			if e.Kind != want {
 				return

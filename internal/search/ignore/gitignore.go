@@ -41,6 +41,13 @@ type File struct {
 	// pathRules reports whether any rule needs the path relative to the
 	// file's directory rather than just the base name.
 	pathRules bool
+	// Index of the rules by what they need to see, so that a path is not
+	// compared with every rule of a long file: literal base names, "*.ext"
+	// rules by extension, literal paths, and the rest in order.
+	byName map[string][]int
+	byExt  map[string][]int
+	byPath map[string][]int
+	others []int
 }
 
 // Parse reads the contents of a .gitignore file the way git does: a UTF-8
@@ -131,7 +138,30 @@ func (f *File) add(p string) {
 	default:
 		r.kind = kindBase
 	}
+	i := len(f.rules)
 	f.rules = append(f.rules, r)
+	switch {
+	case r.kind == kindLiteral:
+		if f.byName == nil {
+			f.byName = make(map[string][]int)
+		}
+		f.byName[p] = append(f.byName[p], i)
+	case r.kind == kindEndsWith && strings.IndexByte(p, '.') >= 0:
+		if f.byExt == nil {
+			f.byExt = make(map[string][]int)
+		}
+		ext := p[strings.LastIndexByte(p, '.'):]
+		f.byExt[ext] = append(f.byExt[ext], i)
+	case r.kind == kindPath && r.nowild == len(p):
+		// A literal path matches only itself.
+		if f.byPath == nil {
+			f.byPath = make(map[string][]int)
+		}
+		lp := strings.TrimPrefix(p, "/")
+		f.byPath[lp] = append(f.byPath[lp], i)
+	default:
+		f.others = append(f.others, i)
+	}
 }
 
 // simpleLength is git's simple_length: the length of the prefix without
@@ -157,28 +187,57 @@ func (f *File) NeedsPath() bool { return f.pathRules }
 // base is the last element of path. decided is false when no rule matches;
 // otherwise ignored tells whether the last matching rule excludes the path.
 func (f *File) Match(path, base string, isDir bool) (ignored, decided bool) {
-	for i := len(f.rules) - 1; i >= 0; i-- {
-		r := &f.rules[i]
-		if r.mustBeDir && !isDir {
-			continue
-		}
-		var ok bool
-		switch r.kind {
-		case kindLiteral:
-			ok = base == r.pattern
-		case kindEndsWith:
-			ok = strings.HasSuffix(base, r.pattern[1:])
-		case kindBase:
-			ok = len(base) >= r.nowild && base[:r.nowild] == r.pattern[:r.nowild] &&
-				wildmatch(r.pattern, base, false)
-		case kindPath:
-			ok = matchPathname(path, r.pattern, r.nowild)
-		}
-		if ok {
-			return !r.negative, true
+	best := -1
+	if f.byName != nil {
+		best = max(best, f.lastMatch(f.byName[base], path, base, isDir))
+	}
+	if f.byExt != nil {
+		if i := strings.LastIndexByte(base, '.'); i >= 0 {
+			best = max(best, f.lastMatch(f.byExt[base[i:]], path, base, isDir))
 		}
 	}
-	return false, false
+	if f.byPath != nil {
+		best = max(best, f.lastMatch(f.byPath[path], path, base, isDir))
+	}
+	for j := len(f.others) - 1; j >= 0 && f.others[j] > best; j-- {
+		if f.matches(f.others[j], path, base, isDir) {
+			best = f.others[j]
+			break
+		}
+	}
+	if best < 0 {
+		return false, false
+	}
+	return !f.rules[best].negative, true
+}
+
+// lastMatch returns the greatest index in idxs (ascending) whose rule
+// matches, or -1.
+func (f *File) lastMatch(idxs []int, path, base string, isDir bool) int {
+	for j := len(idxs) - 1; j >= 0; j-- {
+		if f.matches(idxs[j], path, base, isDir) {
+			return idxs[j]
+		}
+	}
+	return -1
+}
+
+func (f *File) matches(i int, path, base string, isDir bool) bool {
+	r := &f.rules[i]
+	if r.mustBeDir && !isDir {
+		return false
+	}
+	switch r.kind {
+	case kindLiteral:
+		return base == r.pattern
+	case kindEndsWith:
+		return strings.HasSuffix(base, r.pattern[1:])
+	case kindBase:
+		return len(base) >= r.nowild && base[:r.nowild] == r.pattern[:r.nowild] &&
+			wildmatch(r.pattern, base, false)
+	default:
+		return matchPathname(path, r.pattern, r.nowild)
+	}
 }
 
 // matchPathname is git's match_pathname for a pattern whose base is the

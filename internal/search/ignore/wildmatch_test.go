@@ -181,3 +181,28 @@ func TestStack(t *testing.T) {
 		t.Error("nil stack ignored a path")
 	}
 }
+
+// The rule index must not change which rule is the last to match.
+func TestRuleOrder(t *testing.T) {
+	f := Parse([]byte("*.o\n!keep.o\nx.o\n/dir/file\n!/dir/file\n!*.c\nmain.c\n/top.c\n!/top.c\n"))
+	tests := []struct {
+		path string
+		want bool
+	}{
+		{"a.o", true},
+		{"keep.o", false},
+		{"x.o", true},
+		{"sub/x.o", true},
+		{"dir/file", false},
+		{"main.c", true},
+		{"other.c", false},
+		{"top.c", false},
+		{"sub/top.c", false},
+	}
+	for _, tt := range tests {
+		base := tt.path[lastSlash(tt.path)+1:]
+		if got, _ := f.Match(tt.path, base, false); got != tt.want {
+			t.Errorf("Match(%q) = %v, want %v", tt.path, got, tt.want)
+		}
+	}
+}

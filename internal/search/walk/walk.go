@@ -58,6 +58,11 @@ type Options struct {
 	Dirs bool
 	// Workers is the number of goroutines (default GOMAXPROCS).
 	Workers int
+	// InlineFiles visits files from the goroutine listing their directory
+	// instead of queueing them: right when the visitor is cheap (find),
+	// wrong when it reads the file (grep), where files must spread over
+	// the workers.
+	InlineFiles bool
 }
 
 // Entry is a file or directory found by the walk. It is only valid during
@@ -417,6 +422,9 @@ func (w *walker) list(d *dir, ws *workerState) {
 			continue
 		}
 		switch {
+		case !isDir && w.opts.InlineFiles:
+			ws.entry = Entry{Name: name, Kind: KindFile, Symlink: lk != nil, parent: d, link: lk, w: w}
+			ws.visit(&ws.entry)
 		case !isDir:
 			jobs = append(jobs, job{kind: jobFile, parent: d, name: name, link: lk})
 		case lk != nil && !w.opts.FollowSymlinks:

@@ -115,7 +115,7 @@ func TestAgainstGit(t *testing.T) {
 		gittest.Run(t, root, nil, "init", "-q")
 		gittest.RandomTree(t, r, root)
 		want := gittest.Untracked(t, root)
-		got := collect(t, Options{Root: root, Workers: 1 + i%4})
+		got := collect(t, Options{Root: root, Workers: 1 + i%4, InlineFiles: i%2 == 0})
 		if !slices.Equal(got, want) {
 			t.Fatalf("iteration %d: walk disagrees with git\n%s\nonly ours: %q\nonly git: %q", i, gittest.Dump(root), gittest.Minus(got, want), gittest.Minus(want, got))
 		}
