@@ -48,7 +48,11 @@
 //     line may be up to 256 MiB long. Larger ones are skipped.
 package search
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/boris-mcp/boris/internal/codes"
+)
 
 // Kind classifies an Error so the tool layer can map it to an error code.
 type Kind int
@@ -75,22 +79,25 @@ const (
 	KindIO
 )
 
-var kindCodes = map[Kind]string{
-	KindInvalidInput:       "INVALID_INPUT",
-	KindInvalidPattern:     "GREP_INVALID_PATTERN",
-	KindInvalidOutputMode:  "GREP_INVALID_OUTPUT_MODE",
-	KindInvalidType:        "GREP_INVALID_TYPE",
-	KindInvalidFindPattern: "FIND_INVALID_PATTERN",
-	KindInvalidFindType:    "FIND_INVALID_TYPE",
-	KindPathNotFound:       "PATH_NOT_FOUND",
-	KindAccessDenied:       "ACCESS_DENIED",
-	KindIO:                 "IO_ERROR",
+var kindCodes = map[Kind]codes.Code{
+	KindInvalidInput:       codes.InvalidInput,
+	KindInvalidPattern:     codes.GrepInvalidPattern,
+	KindInvalidOutputMode:  codes.GrepInvalidOutputMode,
+	KindInvalidType:        codes.GrepInvalidType,
+	KindInvalidFindPattern: codes.FindInvalidPattern,
+	KindInvalidFindType:    codes.FindInvalidType,
+	KindPathNotFound:       codes.PathNotFound,
+	KindAccessDenied:       codes.AccessDenied,
+	KindIO:                 codes.IOError,
 }
 
-// String returns the error code of the spec, such as "GREP_INVALID_TYPE".
+// Code returns the error code of the spec for the kind.
+func (k Kind) Code() codes.Code { return kindCodes[k] }
+
+// String returns the error code, such as "GREP_INVALID_TYPE".
 func (k Kind) String() string {
 	if c, ok := kindCodes[k]; ok {
-		return c
+		return string(c)
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
