@@ -2,25 +2,14 @@ package search
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"runtime"
 	"testing"
+
+	"github.com/boris-mcp/boris/internal/search/internal/testtree"
 )
 
 // benchTree is the tree the benchmarks search: $BORIS_BENCH_TREE, or Go's
 // own source tree.
-func benchTree(b *testing.B) string {
-	root := os.Getenv("BORIS_BENCH_TREE")
-	if root == "" {
-		root = filepath.Join(runtime.GOROOT(), "src")
-	}
-	root, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		b.Skip("no tree to search:", err)
-	}
-	return root
-}
+func benchTree(b *testing.B) string { return testtree.Tree(b) }
 
 func benchGrep(b *testing.B, req GrepRequest) {
 	req.Root = benchTree(b)

@@ -7,11 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/boris-mcp/boris/internal/search/internal/testtree"
 )
 
 // rgFlags make rg do what grep does: hidden files, .gitignore files
@@ -38,10 +39,7 @@ func TestEquivalentToRipgrep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("searches the whole Go tree")
 	}
-	root, err := filepath.EvalSymlinks(filepath.Join(runtime.GOROOT(), "src"))
-	if err != nil {
-		t.Skip("no Go source tree:", err)
-	}
+	root := testtree.GoSrc(t)
 	cases := []struct {
 		name    string
 		req     GrepRequest

@@ -45,11 +45,6 @@ func dowild(p, text string, pathname bool) int {
 				return wmNoMatch
 			}
 			continue
-		default:
-			if tch != pch {
-				return wmNoMatch
-			}
-			continue
 		case '?':
 			if pathname && tch == '/' {
 				return wmNoMatch
@@ -208,6 +203,11 @@ func dowild(p, text string, pathname bool) int {
 				}
 			}
 			if matched == negated || (pathname && tch == '/') {
+				return wmNoMatch
+			}
+			continue
+		default:
+			if tch != pch {
 				return wmNoMatch
 			}
 			continue

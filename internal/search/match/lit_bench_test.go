@@ -4,14 +4,15 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
+
+	"github.com/boris-mcp/boris/internal/search/internal/testtree"
 )
 
 // loadSample concatenates Go's runtime sources: a few megabytes of real
 // code to scan.
 func loadSample(b *testing.B) []byte {
-	files, _ := filepath.Glob(filepath.Join(runtime.GOROOT(), "src", "runtime", "*.go"))
+	files, _ := filepath.Glob(filepath.Join(testtree.GoSrc(b), "runtime", "*.go"))
 	var data []byte
 	for _, f := range files {
 		d, err := os.ReadFile(f)
