@@ -172,12 +172,13 @@ func newGrepVisitor(spec *grepSpec, coll *printer.Collector) func(*walk.Entry) {
 	}
 	var first firstSink
 	var count countSink
+	var f walk.File // reused, so that passing &f as a reader does not allocate
 	return func(e *walk.Entry) {
 		if spec.filter != nil && !spec.filter.matchEntry(e) {
 			return
 		}
-		f, err := e.Open()
-		if err != nil {
+		var err error
+		if f, err = e.Open(); err != nil {
 			return
 		}
 		defer f.Close()
