@@ -34,11 +34,15 @@ func IsDenied(err error) bool {
 	return errors.As(err, &d)
 }
 
+// Deny rules match case-insensitively: on a case-insensitive file system
+// (macOS by default) ".ENV" opens ".env", and denying too much is the safe
+// side of the trade.
 type denyRule struct {
 	raw string
-	// dir is set for plain directory rules: the path and everything under it.
+	// dir is set for plain directory rules: the path and everything under
+	// it (lower-cased).
 	dir string
-	// glob is set for pattern rules, without a leading slash.
+	// glob is set for pattern rules, lower-cased, without a leading slash.
 	glob string
 }
 
@@ -85,11 +89,11 @@ func compileDeny(raw, base string) ([]denyRule, error) {
 			d = filepath.Join(base, d)
 		}
 		d = filepath.Clean(d)
-		rules := []denyRule{{raw: raw, dir: d}}
+		rules := []denyRule{{raw: raw, dir: strings.ToLower(d)}}
 		// Deny the canonical location too, so a deny on a path that goes
 		// through a symlink still matches resolved paths.
 		if real, err := filepath.EvalSymlinks(d); err == nil && real != d {
-			rules = append(rules, denyRule{raw: raw, dir: real})
+			rules = append(rules, denyRule{raw: raw, dir: strings.ToLower(real)})
 		}
 		return rules, nil
 	}
@@ -104,7 +108,7 @@ func compileDeny(raw, base string) ([]denyRule, error) {
 	default:
 		pat = filepath.ToSlash(filepath.Join(base, pat))
 	}
-	return []denyRule{{raw: raw, glob: strings.TrimPrefix(pat, "/")}}, nil
+	return []denyRule{{raw: raw, glob: strings.ToLower(strings.TrimPrefix(pat, "/"))}}, nil
 }
 
 // Unrestricted reports whether the policy allows every path (no allowed
@@ -139,6 +143,10 @@ func (p *Policy) Allowed(path string) bool { return p.root(path) != "" }
 // DeniedBy returns the raw deny pattern that denies path or one of its
 // parents, or "" when none does.
 func (p *Policy) DeniedBy(path string) string {
+	if len(p.deny) == 0 {
+		return ""
+	}
+	path = strings.ToLower(path)
 	for _, r := range p.deny {
 		if r.dir != "" {
 			if Within(path, r.dir) {
@@ -164,6 +172,10 @@ func (p *Policy) DeniedBy(path string) string {
 // DeniedLeaf is DeniedBy for walkers that have already checked every parent
 // of path: only path itself is matched.
 func (p *Policy) DeniedLeaf(path string) bool {
+	if len(p.deny) == 0 {
+		return false
+	}
+	path = strings.ToLower(path)
 	for _, r := range p.deny {
 		if r.dir != "" {
 			if path == r.dir {

@@ -116,7 +116,7 @@ func TestPolicy(t *testing.T) {
 		"allowed/keys/", "allowed/keys/id.pem", "outside/", "outside/secret",
 		"allowed/escape -> ../outside/secret", "allowed/dotenv-link -> .env", "allowed/env-alias -> src/main.go", "allowed/.env.local -> src/main.go")
 	allowed := filepath.Join(root, "allowed")
-	p, err := New([]string{allowed}, []string{"**/.env*", "secrets", "*.pem"}, allowed)
+	p, err := New([]string{allowed}, []string{"**/.env*", "secrets/", "*.pem"}, allowed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,6 +137,10 @@ func TestPolicy(t *testing.T) {
 		{"../outside/secret", true}, // .. out of the allowed dir
 		{"src/../../outside/secret", true},
 		{"/etc/passwd", true},
+		{".ENV", true},        // case variants: one file on case-insensitive file systems
+		{"SECRETS/key", true}, // a trailing slash in the rule changes nothing
+		{"keys/ID.PEM", true},
+		{"secrets-not", false}, // a sibling with the same prefix is not under the rule
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
