@@ -1,7 +1,7 @@
 # boris — build, test and benchmark. `make test` is the whole suite (CI runs
 # it through .ci/run, which installs what it needs first).
 
-STATICCHECK_VERSION := 2026.2.2
+STATICCHECK_VERSION := v0.8.2
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 

@@ -84,14 +84,22 @@ func TestScopeEscapeAttempts(t *testing.T) {
 	}{
 		{"view", func(int) map[string]any { return map[string]any{"path": "d/secret.txt"} }},
 		{"view", func(int) map[string]any { return map[string]any{"path": "d"} }},
-		{"grep", func(int) map[string]any { return map[string]any{"pattern": "MARKER", "path": "d", "output_mode": "content"} }},
+		{"grep", func(int) map[string]any {
+			return map[string]any{"pattern": "MARKER", "path": "d", "output_mode": "content"}
+		}},
 		{"grep", func(int) map[string]any { return map[string]any{"pattern": "MARKER"} }},
 		{"find", func(int) map[string]any { return map[string]any{"pattern": "*", "path": "d"} }},
-		{"str_replace", func(int) map[string]any { return map[string]any{"path": "d/secret.txt", "old_str": "inside", "new_str": "inside"} }},
-		{"create_file", func(i int) map[string]any { return map[string]any{"path": fmt.Sprintf("d/new-%d.txt", i), "content": "x"} }},
+		{"str_replace", func(int) map[string]any {
+			return map[string]any{"path": "d/secret.txt", "old_str": "inside", "new_str": "inside"}
+		}},
+		{"create_file", func(i int) map[string]any {
+			return map[string]any{"path": fmt.Sprintf("d/new-%d.txt", i), "content": "x"}
+		}},
 		{"create_file", func(int) map[string]any { return map[string]any{"path": "d/secret.txt", "content": "inside\n"} }},
 		{"view", func(int) map[string]any { return map[string]any{"path": "../outside/secret.txt"} }},
-		{"view", func(int) map[string]any { return map[string]any{"path": "d/../../../" + filepath.Base(base) + "/outside/secret.txt"} }},
+		{"view", func(int) map[string]any {
+			return map[string]any{"path": "d/../../../" + filepath.Base(base) + "/outside/secret.txt"}
+		}},
 		{"view", func(int) map[string]any { return map[string]any{"path": "parent-link/secret.txt"} }},
 		{"grep", func(int) map[string]any { return map[string]any{"pattern": "MARKER", "path": "parent-link"} }},
 		{"find", func(int) map[string]any { return map[string]any{"pattern": "*", "path": "parent-link"} }},
