@@ -34,7 +34,7 @@ func (s *Server) Handler(metrics http.Handler) http.Handler {
 	})
 
 	root := http.NewServeMux()
-	root.Handle("/mcp", cors(s.auth(s.closeOnDelete(s.trackPost(mcpHandler)))))
+	root.Handle("/mcp", cors(s.auth(s.bodyDeadline(s.closeOnDelete(s.trackPost(mcpHandler))))))
 	root.Handle("/health", side)
 	root.Handle("/metrics", side)
 	return root
@@ -112,6 +112,20 @@ func (s *Server) postContext(extra *mcp.RequestExtra) context.Context {
 	return s.posts[tag]
 }
 
+// bodyDeadline gives reading a request body BodyTimeout: a client that
+// trickles its body, or stops sending it, is cut off instead of holding a
+// connection and a goroutine. net/http lifts the deadline when the body
+// has been read in full (it starts watching for the client going away
+// then), so a long tool call and its stream are not affected.
+func (s *Server) bodyDeadline(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody {
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.deps.BodyTimeout))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // auth requires the bearer token on every request when one is configured.
 func (s *Server) auth(next http.Handler) http.Handler {
 	if s.deps.Config.Token == "" {
@@ -119,9 +133,10 @@ func (s *Server) auth(next http.Handler) http.Handler {
 	}
 	want := sha256.Sum256([]byte(s.deps.Config.Token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		// The scheme is case-insensitive (RFC 9110 §11.1); the token is not.
+		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
-		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="boris"`)
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)
@@ -156,11 +171,12 @@ func cors(next http.Handler) http.Handler {
 func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, metrics http.Handler) error {
 	hs := &http.Server{
 		Handler:           s.Handler(metrics),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: s.deps.HeaderTimeout,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		// No ReadTimeout or WriteTimeout: tool calls and their SSE streams
-		// may legitimately last as long as the longest bash timeout.
+		// may legitimately last as long as the longest bash timeout. The
+		// body alone has a deadline (bodyDeadline).
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

@@ -37,6 +37,11 @@ type Deps struct {
 	Tools    *tools.Set
 	Sessions session.Options
 	Metrics  Metrics // may be nil
+
+	// HeaderTimeout bounds reading a request's headers and BodyTimeout its
+	// body, so a slow or stalled client cannot hold a connection open
+	// forever; zero means the defaults (10 s and 60 s).
+	HeaderTimeout, BodyTimeout time.Duration
 }
 
 // Server owns the live sessions of one boris process.
@@ -64,6 +69,12 @@ type live struct {
 
 // New returns a Server.
 func New(deps Deps) *Server {
+	if deps.HeaderTimeout <= 0 {
+		deps.HeaderTimeout = 10 * time.Second
+	}
+	if deps.BodyTimeout <= 0 {
+		deps.BodyTimeout = 60 * time.Second
+	}
 	return &Server{
 		deps:         deps,
 		instructions: Instructions(deps.Config),
