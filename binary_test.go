@@ -61,9 +61,20 @@ func TestStdioEOFKillsProcesses(t *testing.T) {
 	waitGone(t, time.Second, pids...)
 }
 
-// SIGTERM to the server with foreground and background commands running,
-// some ignoring SIGTERM: every process is gone within the grace, exit 0.
-func TestSigtermKillsEverything(t *testing.T) {
+// SIGTERM or SIGINT to the server with foreground and background commands
+// running, some ignoring SIGTERM.
+func TestSignalKillsEverything(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			signalKillsEverything(t, sig)
+		})
+	}
+}
+
+// signalKillsEverything: foreground, background and TERM-ignoring
+// processes are all gone within the shutdown budget, and boris exits 0.
+func signalKillsEverything(t *testing.T, sig syscall.Signal) {
 	dir := tempDir(t)
 	cmd := exec.Command(binPath, "--port=0", "--workdir="+dir)
 	stderr, err := cmd.StderrPipe()
@@ -84,7 +95,7 @@ func TestSigtermKillsEverything(t *testing.T) {
 	}()
 	pids := []int{readPid(t, filepath.Join(dir, "bg.pid")), readPid(t, filepath.Join(dir, "grand.pid")), readPid(t, filepath.Join(dir, "fg.pid"))}
 	start := time.Now()
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -95,7 +106,7 @@ func TestSigtermKillsEverything(t *testing.T) {
 			t.Fatalf("exit: %v\n%s", err, logs)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatalf("boris did not exit after SIGTERM\n%s", logs)
+		t.Fatalf("boris did not exit after %v\n%s", sig, logs)
 	}
 	if took := time.Since(start); took > 7*time.Second {
 		t.Fatalf("shutdown took %v", took)
