@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"math"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sys/unix"
 )
 
 func tempDir(t *testing.T) string {
@@ -180,4 +183,109 @@ func TestSigtermKillsEscapedDaemons(t *testing.T) {
 		t.Fatalf("exit: %v\n%s", err, logs)
 	}
 	waitGone(t, time.Second, pid)
+}
+
+// Running out of file descriptors gives tool calls a clear error, and once
+// descriptors are free again boris serves as before. The soft limit of the
+// running server is lowered below its lowest free descriptor, so every
+// new one fails with EMFILE while those it holds keep working.
+func TestFileDescriptorExhaustion(t *testing.T) {
+	t.Run("tools", func(t *testing.T) {
+		dir := tempDir(t)
+		if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cs, cmd, _ := connectStdio(t, dir)
+		defer cs.Close()
+		mustOK(t, cs, "view", map[string]any{"path": "a.txt"})
+		restore := exhaustDescriptors(t, cmd.Process.Pid)
+		for _, c := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{"view", map[string]any{"path": "a.txt"}},
+			{"bash", map[string]any{"command": "echo hi"}},
+			{"bash", map[string]any{"command": "sleep 1", "run_in_background": true}},
+			{"str_replace", map[string]any{"path": "a.txt", "old_str": "hello", "new_str": "bye"}},
+			{"create_file", map[string]any{"path": "b.txt", "content": "x"}},
+			{"grep", map[string]any{"pattern": "hello"}},
+			{"find", map[string]any{"pattern": "*.txt"}},
+		} {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+			cancel()
+			if err != nil {
+				t.Fatalf("%s: %v", c.tool, err)
+			}
+			text := resultText(res)
+			if !res.IsError || !strings.Contains(text, "too many open files") {
+				t.Fatalf("%s with no descriptors left: IsError=%v %q", c.tool, res.IsError, text)
+			}
+			t.Logf("%s: %s", c.tool, text)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "hello\n" {
+			t.Fatalf("a.txt changed: %q", b)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+			t.Fatalf("files left behind: %v", entries)
+		}
+		restore()
+		mustOK(t, cs, "bash", map[string]any{"command": "echo hi"})
+		mustOK(t, cs, "str_replace", map[string]any{"path": "a.txt", "old_str": "hello", "new_str": "bye"})
+		mustOK(t, cs, "create_file", map[string]any{"path": "b.txt", "content": "x"})
+		mustOK(t, cs, "grep", map[string]any{"pattern": "bye"})
+	})
+	t.Run("http accept", func(t *testing.T) {
+		cmd := exec.Command(binPath, "--port=0", "--workdir="+tempDir(t))
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }()
+		logs := &logBuffer{}
+		url := scanLogs(t, stderr, logs)
+		restore := exhaustDescriptors(t, cmd.Process.Pid)
+		hc := &http.Client{Timeout: 300 * time.Millisecond}
+		if resp, err := hc.Get(url + "/health"); err == nil {
+			resp.Body.Close()
+			t.Fatal("a connection was accepted with no descriptor free")
+		}
+		restore()
+		hc.Timeout = 10 * time.Second
+		resp, err := hc.Get(url + "/health")
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("health after exhaustion: %v %v", err, resp)
+		}
+		resp.Body.Close()
+		cs := connectHTTP(t, url, "", nil)
+		mustOK(t, cs, "bash", map[string]any{"command": "echo hi"})
+		// net/http's accept errors go through the structured logger.
+		if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "too many open files") {
+			t.Fatalf("no warning about the accept errors:\n%s", logs)
+		}
+	})
+}
+
+// exhaustDescriptors sets pid's soft RLIMIT_NOFILE to 3, so it can open
+// nothing new, and returns the function that restores the limit.
+func exhaustDescriptors(t *testing.T, pid int) func() {
+	t.Helper()
+	var old unix.Rlimit
+	if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: 3, Max: math.MaxUint64}, &old); err != nil {
+		// Keep the hard limit if raising it is not allowed.
+		if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, nil, &old); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: 3, Max: old.Max}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return func() {
+		if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, &old, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -174,6 +175,7 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, metrics http.Ha
 		ReadHeaderTimeout: s.deps.HeaderTimeout,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.deps.Logger.Handler(), slog.LevelWarn),
 		// No ReadTimeout or WriteTimeout: tool calls and their SSE streams
 		// may legitimately last as long as the longest bash timeout. The
 		// body alone has a deadline (bodyDeadline).
