@@ -20,7 +20,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -187,7 +186,11 @@ func connect(url string, hc *http.Client) (*mcp.ClientSession, error) {
 
 // makeTree writes a shared tree to search and one directory per session.
 func makeTree(dir string, sessions int) {
-	src := filepath.Join(runtime.GOROOT(), "src", "net", "http")
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		log.Fatalf("go env GOROOT: %v", err)
+	}
+	src := filepath.Join(strings.TrimSpace(string(goroot)), "src", "net", "http")
 	entries, _ := os.ReadDir(src)
 	shared := filepath.Join(dir, "shared")
 	os.MkdirAll(shared, 0o755)
