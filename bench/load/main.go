@@ -34,7 +34,8 @@ import (
 func main() {
 	sessionsFlag := flag.String("sessions", "50,200", "comma-separated session counts to run")
 	duration := flag.Duration("duration", 20*time.Second, "load time per run")
-	idle := flag.Int("idle", 500, "sessions for the idle-memory measurement")
+	idle := flag.Int("idle", 500, "sessions for the idle-memory measurement (0: skip)")
+	startups := flag.Int("startups", 20, "start-ups to time (0: skip)")
 	bin := flag.String("bin", "", "boris binary (default: build from the repository)")
 	flag.Parse()
 
@@ -52,7 +53,9 @@ func main() {
 		}
 	}
 
-	fmt.Printf("start-up to healthy: %s (median of 20)\n", startupToHealthy(*bin, tmp))
+	if *startups > 0 {
+		fmt.Printf("start-up to healthy: %s (median of %d)\n", startupToHealthy(*bin, tmp, *startups), *startups)
+	}
 
 	failed := false
 	for _, s := range strings.Split(*sessionsFlag, ",") {
@@ -64,7 +67,9 @@ func main() {
 			failed = true
 		}
 	}
-	idleMemory(*bin, tmp, *idle)
+	if *idle > 0 {
+		idleMemory(*bin, tmp, *idle)
+	}
 	if failed {
 		os.Exit(1)
 	}
@@ -441,9 +446,9 @@ func idleMemory(bin, tmp string, n int) {
 
 // startupToHealthy spawns boris repeatedly and polls /health until it
 // answers, returning the median time from exec to the first 200.
-func startupToHealthy(bin, tmp string) time.Duration {
+func startupToHealthy(bin, tmp string, n int) time.Duration {
 	var times []time.Duration
-	for i := range 20 {
+	for i := range n {
 		port := 39000 + i
 		start := time.Now()
 		cmd := exec.Command(bin, "--port="+strconv.Itoa(port), "--workdir="+tmp, "--log-level=error")
