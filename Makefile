@@ -34,10 +34,23 @@ bench:
 	go run ./bench/overhead
 	go run ./bench/search
 
-## fuzz: a short run of every fuzz target
+## fuzz: a short run of every fuzz target (FUZZTIME each, default 30s)
+FUZZTIME ?= 30s
+FUZZ_TARGETS := \
+	./internal/shell:FuzzCapture \
+	./internal/scope:FuzzResolve \
+	./internal/tools:FuzzToolCalls \
+	./internal/search:FuzzGrep \
+	./internal/search/glob:FuzzMatch \
+	./internal/search/ignore:FuzzAgainstGit \
+	./internal/search/match:FuzzSearch \
+	./internal/search/printer:FuzzRender
 fuzz:
-	go test ./internal/shell -run '^$$' -fuzz FuzzCapture -fuzztime 30s
-	go test ./internal/scope -run '^$$' -fuzz FuzzResolve -fuzztime 30s
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; fn=$${t##*:}; \
+	  echo "fuzz $$pkg $$fn"; \
+	  go test $$pkg -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME); \
+	done
 
 clean:
 	rm -rf boris dist
