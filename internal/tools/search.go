@@ -186,7 +186,7 @@ func searchRoot(c *call, path string) (root, display string, err error) {
 func searchError(ctx context.Context, err error) error {
 	var se *search.Error
 	if errors.As(err, &se) {
-		return codes.Errorf(codes.Code(se.Kind.String()), "%s", se.Msg)
+		return codes.Errorf(se.Kind.Code(), "%s", se.Msg)
 	}
 	if ctx.Err() != nil {
 		return codes.Errorf(codes.InvalidInput, "the search was cancelled")
