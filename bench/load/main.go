@@ -35,6 +35,7 @@ func main() {
 	sessionsFlag := flag.String("sessions", "50,200", "comma-separated session counts to run")
 	duration := flag.Duration("duration", 20*time.Second, "load time per run")
 	idle := flag.Int("idle", 500, "sessions for the idle-memory measurement (0: skip)")
+	mix := flag.String("tools", "bash,view,grep,find,str_replace,create_file", "the tools each session calls, in this order, round after round")
 	startups := flag.Int("startups", 20, "start-ups to time (0: skip)")
 	bin := flag.String("bin", "", "boris binary (default: build from the repository)")
 	flag.Parse()
@@ -63,7 +64,7 @@ func main() {
 		if err != nil || n <= 0 {
 			log.Fatalf("bad -sessions %q", s)
 		}
-		if !runLoad(*bin, tmp, n, *duration) {
+		if !runLoad(*bin, tmp, n, *duration, strings.Split(*mix, ",")) {
 			failed = true
 		}
 	}
@@ -163,6 +164,19 @@ func statusField(pid int, field string) int {
 	return 0
 }
 
+// cpuTimes returns the CPU seconds (user+system) used by pid itself and
+// by its children that have been waited for.
+func cpuTimes(pid int) (self, children float64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	// Fields 14-17 of stat (utime, stime, cutime, cstime), here 11-14.
+	tick := func(i int) float64 { v, _ := strconv.ParseFloat(f[i], 64); return v / 100 }
+	return tick(11) + tick(12), tick(13) + tick(14)
+}
+
 // countChildren counts live processes whose parent is pid.
 func countChildren(pid int) int {
 	entries, _ := os.ReadDir("/proc")
@@ -239,7 +253,7 @@ func (s *stats) add(tool string, d time.Duration, err error) {
 }
 
 // worker runs one session's mix of tools until the deadline.
-func worker(cs *mcp.ClientSession, i int, deadline time.Time, st *stats, failures *atomic.Int64) {
+func worker(cs *mcp.ClientSession, i int, mix []string, deadline time.Time, st *stats, failures *atomic.Int64) {
 	dir := fmt.Sprintf("s%d", i)
 	callTool := func(name string, args map[string]any) {
 		start := time.Now()
@@ -255,17 +269,29 @@ func worker(cs *mcp.ClientSession, i int, deadline time.Time, st *stats, failure
 	callTool("view", map[string]any{"path": dir + "/counter.txt"})
 	even := true
 	for k := 0; time.Now().Before(deadline); k++ {
-		callTool("bash", map[string]any{"command": "echo session " + strconv.Itoa(i) + " && ls " + dir + " | head -3"})
-		callTool("view", map[string]any{"path": dir + "/notes.txt", "view_range": []int{10, 30}})
-		callTool("grep", map[string]any{"pattern": "func \\(\\w+ \\*Server\\)", "path": "shared", "head_limit": 20})
-		callTool("find", map[string]any{"pattern": "*_test.go", "path": "shared"})
-		if even {
-			callTool("str_replace", map[string]any{"path": dir + "/counter.txt", "old_str": "even", "new_str": "odd"})
-		} else {
-			callTool("str_replace", map[string]any{"path": dir + "/counter.txt", "old_str": "odd", "new_str": "even"})
+		for _, tool := range mix {
+			switch tool {
+			case "bash":
+				callTool("bash", map[string]any{"command": "echo session " + strconv.Itoa(i) + " && ls " + dir + " | head -3"})
+			case "view":
+				callTool("view", map[string]any{"path": dir + "/notes.txt", "view_range": []int{10, 30}})
+			case "grep":
+				callTool("grep", map[string]any{"pattern": "func \\(\\w+ \\*Server\\)", "path": "shared", "head_limit": 20})
+			case "find":
+				callTool("find", map[string]any{"pattern": "*_test.go", "path": "shared"})
+			case "str_replace":
+				from, to := "even", "odd"
+				if !even {
+					from, to = to, from
+				}
+				callTool("str_replace", map[string]any{"path": dir + "/counter.txt", "old_str": from, "new_str": to})
+				even = !even
+			case "create_file":
+				callTool("create_file", map[string]any{"path": dir + "/out.txt", "content": "iteration " + strconv.Itoa(k) + "\n"})
+			default:
+				log.Fatalf("-tools: unknown tool %q", tool)
+			}
 		}
-		even = !even
-		callTool("create_file", map[string]any{"path": dir + "/out.txt", "content": "iteration " + strconv.Itoa(k) + "\n"})
 	}
 }
 
@@ -281,7 +307,7 @@ func text(res *mcp.CallToolResult) string {
 
 // runLoad runs n sessions for d and reports; false when a call failed or
 // resources did not return to the baseline.
-func runLoad(bin, tmp string, n int, d time.Duration) bool {
+func runLoad(bin, tmp string, n int, d time.Duration, mix []string) bool {
 	dir := filepath.Join(tmp, fmt.Sprintf("tree-%d", n))
 	makeTree(dir, n)
 	srv := start(bin, dir)
@@ -329,14 +355,16 @@ func runLoad(bin, tmp string, n int, d time.Duration) bool {
 			peak.children = max(peak.children, s.children)
 		}
 	}()
+	cpuBefore, childBefore := cpuTimes(srv.pid)
 	start := time.Now()
 	deadline := start.Add(d)
 	var wg sync.WaitGroup
 	for i, cs := range sessions {
-		wg.Go(func() { worker(cs, i, deadline, st, &failures) })
+		wg.Go(func() { worker(cs, i, mix, deadline, st, &failures) })
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpuAfter, childAfter := cpuTimes(srv.pid)
 	close(stopSampling)
 	<-sampled
 	peak.rssKB = statusField(srv.pid, "VmHWM:")
@@ -354,6 +382,8 @@ func runLoad(bin, tmp string, n int, d time.Duration) bool {
 	}
 	fmt.Printf("\n== %d sessions for %s ==\n", n, d)
 	fmt.Printf("calls: %d ok, %d failed, %.0f calls/s\n", total, failures.Load(), float64(total)/elapsed.Seconds())
+	fmt.Printf("CPU: boris %.1f s (%.0f%% of a core), the commands it ran %.1f s, over %.1f s\n",
+		cpuAfter-cpuBefore, 100*(cpuAfter-cpuBefore)/elapsed.Seconds(), childAfter-childBefore, elapsed.Seconds())
 	fmt.Printf("%-12s %8s %10s %10s\n", "tool", "calls", "p50", "p99")
 	for _, tool := range []string{"bash", "view", "grep", "find", "str_replace", "create_file"} {
 		l := st.lat[tool]

@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/boris-mcp/boris/internal/session"
 )
 
 // Handler returns the HTTP handler: /mcp behind auth and CORS, and beside
@@ -27,7 +25,7 @@ func (s *Server) Handler(metrics http.Handler) http.Handler {
 	}
 
 	maxBody := 2*s.deps.Config.MaxFileSize + 1<<20 // a create_file of the largest file, JSON-escaped
-	mcpHandler := mcp.NewStreamableHTTPHandler(s.newHTTPSession, &mcp.StreamableHTTPOptions{
+	mcpHandler := mcp.NewStreamableHTTPHandler(s.serverFor, &mcp.StreamableHTTPOptions{
 		SessionTimeout:               s.deps.Config.SessionIdleTimeout,
 		Logger:                       s.sdkLogger,
 		MaxRequestBodyBytes:          maxBody,
@@ -41,16 +39,18 @@ func (s *Server) Handler(metrics http.Handler) http.Handler {
 	return root
 }
 
-// newHTTPSession makes the server of a new HTTP session, or refuses one
-// during shutdown.
-func (s *Server) newHTTPSession(*http.Request) *mcp.Server {
-	s.mu.Lock()
-	closing := s.closing
-	s.mu.Unlock()
-	if closing {
-		return nil
+// serverFor returns the mcp.Server for an HTTP request: the one server,
+// except that no new session is started during shutdown.
+func (s *Server) serverFor(r *http.Request) *mcp.Server {
+	if r.Header.Get("Mcp-Session-Id") == "" {
+		s.mu.Lock()
+		closing := s.closing
+		s.mu.Unlock()
+		if closing {
+			return nil
+		}
 	}
-	return s.newMCPServer(session.New(newID(), s.deps.Sessions))
+	return s.mcp
 }
 
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {

@@ -285,3 +285,40 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkNewSession is what a new MCP session costs the server: a
+// client connects (initialize) over an in-memory transport, makes one
+// call, and closes.
+func BenchmarkNewSession(b *testing.B) {
+	dir := b.TempDir()
+	cfg, err := config.Parse([]string{"--workdir=" + dir}, func(string) string { return "" }, "test", io.Discard, io.Discard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	policy, _ := scope.New(cfg.AllowDirs, cfg.DenyPatterns, cfg.Workdir)
+	set, err := tools.NewSet(tools.Deps{Config: cfg, Policy: policy, Logger: slog.New(slog.DiscardHandler),
+		Files: files.New(files.Options{Policy: policy, MaxFileSize: cfg.MaxFileSize})})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := New(Deps{Config: cfg, Version: "test", Logger: slog.New(slog.DiscardHandler), Tools: set, Sessions: session.Options{Workdir: dir}})
+	client := mcp.NewClient(&mcp.Implementation{Name: "b", Version: "1"}, nil)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := srv.mcp.Connect(ctx, st, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cs, err := client.Connect(ctx, ct, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "view", Arguments: map[string]any{"path": "."}}); err != nil {
+			b.Fatal(err)
+		}
+		cs.Close()
+		ss.Wait()
+	}
+}

@@ -44,14 +44,18 @@ type Deps struct {
 	HeaderTimeout, BodyTimeout time.Duration
 }
 
-// Server owns the live sessions of one boris process.
+// Server owns the live sessions of one boris process. One mcp.Server
+// serves them all (the tool set is the same); each MCP session is bound to
+// its own session state on its first request.
 type Server struct {
 	deps         Deps
 	instructions string
 	sdkLogger    *slog.Logger
+	mcp          *mcp.Server
 
 	mu       sync.Mutex
-	sessions map[string]*live
+	sessions map[string]*live // by session id
+	bySS     map[*mcp.ServerSession]*live
 	closing  bool
 	wg       sync.WaitGroup // session watchers
 
@@ -75,13 +79,16 @@ func New(deps Deps) *Server {
 	if deps.BodyTimeout <= 0 {
 		deps.BodyTimeout = 60 * time.Second
 	}
-	return &Server{
+	s := &Server{
 		deps:         deps,
 		instructions: Instructions(deps.Config),
 		sdkLogger:    slog.New(minLevel{deps.Logger.Handler(), max(slog.LevelWarn, deps.Config.LogLevel)}).With("component", "mcp"),
 		sessions:     map[string]*live{},
+		bySS:         map[*mcp.ServerSession]*live{},
 		posts:        map[string]context.Context{},
 	}
+	s.mcp = s.newMCPServer()
+	return s
 }
 
 // Instructions is the text sent to clients in the initialize result.
@@ -108,23 +115,20 @@ func newID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// newMCPServer builds the mcp.Server of one session.
-func (s *Server) newMCPServer(sess *session.Session) *mcp.Server {
+// newMCPServer builds the mcp.Server that serves every session.
+func (s *Server) newMCPServer() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "boris", Version: s.deps.Version}, &mcp.ServerOptions{
 		Instructions: s.instructions,
 		Logger:       s.sdkLogger,
-		GetSessionID: sess.ID,
+		GetSessionID: newID,
 		Capabilities: &mcp.ServerCapabilities{},
 	})
-	s.deps.Tools.Register(srv, sess)
-	var once sync.Once
+	s.deps.Tools.Register(srv, func(req *mcp.CallToolRequest) *session.Session { return s.sessionOf(req.Session) })
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			once.Do(func() {
-				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
-					s.attach(sess, ss)
-				}
-			})
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+				s.attach(ss)
+			}
 			if method == "tools/call" {
 				if httpCtx := s.postContext(req.GetExtra()); httpCtx != nil {
 					var stop func() bool
@@ -138,34 +142,56 @@ func (s *Server) newMCPServer(sess *session.Session) *mcp.Server {
 	return srv
 }
 
-// attach starts tracking a session on its first request and watches for
-// its end, whatever ends it.
-func (s *Server) attach(sess *session.Session, ss *mcp.ServerSession) {
+// attach binds a session's state to it on its first request and watches
+// for its end, whatever ends it. Later requests find it bound.
+func (s *Server) attach(ss *mcp.ServerSession) {
 	s.mu.Lock()
+	if s.bySS[ss] != nil {
+		s.mu.Unlock()
+		return
+	}
+	id := ss.ID()
+	if id == "" {
+		id = "stdio"
+	}
+	sess := session.New(id, s.deps.Sessions)
+	l := &live{sess: sess, ss: ss}
+	s.bySS[ss] = l
 	if s.closing {
 		s.mu.Unlock()
 		go func() { sess.Close(); ss.Close() }()
 		return
 	}
-	s.sessions[sess.ID()] = &live{sess: sess, ss: ss}
+	s.sessions[id] = l
 	s.wg.Add(1)
 	s.mu.Unlock()
 	if s.deps.Metrics != nil {
 		s.deps.Metrics.SessionOpened()
 	}
-	s.deps.Logger.Debug("session started", "session", sess.ID())
+	s.deps.Logger.Debug("session started", "session", id)
 	go func() {
 		defer s.wg.Done()
 		_ = ss.Wait()
 		sess.Close()
 		s.mu.Lock()
-		delete(s.sessions, sess.ID())
+		delete(s.sessions, id)
+		delete(s.bySS, ss)
 		s.mu.Unlock()
 		if s.deps.Metrics != nil {
 			s.deps.Metrics.SessionClosed()
 		}
-		s.deps.Logger.Debug("session ended", "session", sess.ID())
+		s.deps.Logger.Debug("session ended", "session", id)
 	}()
+}
+
+// sessionOf returns the state bound to ss, or nil before its first request.
+func (s *Server) sessionOf(ss *mcp.ServerSession) *session.Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l := s.bySS[ss]; l != nil {
+		return l.sess
+	}
+	return nil
 }
 
 // withCancelFrom returns ctx, additionally cancelled when other is done.

@@ -53,7 +53,7 @@ func TestScopeEscapeAttempts(t *testing.T) {
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "boris", Version: "t"}, nil)
 	sess := session.New("s", session.Options{Workdir: allowed})
-	set.Register(srv, sess)
+	set.Register(srv, func(*mcp.CallToolRequest) *session.Session { return sess })
 	st, ct := mcp.NewInMemoryTransports()
 	srv.Connect(context.Background(), st, nil)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), ct, nil)

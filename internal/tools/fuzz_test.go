@@ -68,7 +68,7 @@ func fuzzClient(t testing.TB, compat bool) (*mcp.ClientSession, []string) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "boris", Version: "fuzz"}, nil)
 	sess := session.New("fuzz", session.Options{Workdir: dir, Runner: shell.NewRunner("/bin/true", nil, shell.Options{Grace: 100 * time.Millisecond})})
 	t.Cleanup(sess.Close)
-	set.Register(srv, sess)
+	set.Register(srv, func(*mcp.CallToolRequest) *session.Session { return sess })
 	st, ct := mcp.NewInMemoryTransports()
 	if _, err := srv.Connect(context.Background(), st, nil); err != nil {
 		t.Fatal(err)

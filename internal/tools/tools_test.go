@@ -124,7 +124,7 @@ func TestPanicIsRecovered(t *testing.T) {
 
 	srv := mcp.NewServer(&mcp.Implementation{Name: "boris", Version: "test"}, nil)
 	sess := session.New("s", session.Options{Workdir: deps.Config.Workdir})
-	set.Register(srv, sess)
+	set.Register(srv, func(*mcp.CallToolRequest) *session.Session { return sess })
 	st, ct := mcp.NewInMemoryTransports()
 	if _, err := srv.Connect(context.Background(), st, nil); err != nil {
 		t.Fatal(err)
