@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/boris-mcp/boris/internal/session"
 )
 
 // Handler returns the HTTP handler: /mcp behind auth and CORS, and beside
@@ -39,18 +41,36 @@ func (s *Server) Handler(metrics http.Handler) http.Handler {
 	return root
 }
 
-// serverFor returns the mcp.Server for an HTTP request: the one server,
-// except that no new session is started during shutdown.
+// serverFor returns the mcp.Server for an HTTP request. The SDK asks on
+// every request, not only for new sessions (it reads the server's protocol
+// versions first, then asks again to start a session), so: a request that
+// names a session gets that session's own server, or none if the session
+// is unknown (the SDK then answers 404); a request without one gets a new
+// server and session state, built once per request. During shutdown no
+// session is started.
 func (s *Server) serverFor(r *http.Request) *mcp.Server {
-	if r.Header.Get("Mcp-Session-Id") == "" {
-		s.mu.Lock()
-		closing := s.closing
-		s.mu.Unlock()
-		if closing {
-			return nil
-		}
+	id := r.Header.Get("Mcp-Session-Id")
+	s.mu.Lock()
+	closing := s.closing
+	var existing *mcp.Server
+	if l := s.sessions[id]; l != nil {
+		existing = l.srv
 	}
-	return s.mcp
+	s.mu.Unlock()
+	if closing || id != "" {
+		return existing
+	}
+	tag := r.Header.Get(postTagHeader) // the same for both asks
+	s.postsMu.Lock()
+	defer s.postsMu.Unlock()
+	if srv := s.pending[tag]; srv != nil {
+		return srv
+	}
+	srv := s.newMCPServer(session.New(newID(), s.deps.Sessions))
+	if tag != "" {
+		s.pending[tag] = srv
+	}
+	return srv
 }
 
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
@@ -93,6 +113,7 @@ func (s *Server) trackPost(next http.Handler) http.Handler {
 		defer func() {
 			s.postsMu.Lock()
 			delete(s.posts, tag)
+			delete(s.pending, tag)
 			s.postsMu.Unlock()
 		}()
 		next.ServeHTTP(w, r)

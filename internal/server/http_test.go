@@ -47,9 +47,9 @@ func (s *syncBuffer) String() string {
 }
 
 type testServer struct {
-	url     string
-	logs    *syncBuffer
-	metrics http.Handler
+	url  string
+	logs *syncBuffer
+	srv  *Server
 }
 
 // serve runs a file-tools-only server with a token, debug logging and the
@@ -95,7 +95,7 @@ func serve(t *testing.T, headerTimeout, bodyTimeout time.Duration) *testServer {
 			t.Errorf("ServeHTTP: %v", err)
 		}
 	})
-	return &testServer{url: "http://" + ln.Addr().String(), logs: logs, metrics: m.Handler()}
+	return &testServer{url: "http://" + ln.Addr().String(), logs: logs, srv: srv}
 }
 
 const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
@@ -286,6 +286,36 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 	})
 }
 
+// A session's requests are served by the server built for it: one
+// mcp.Server per session, not one per request. A request naming an unknown
+// session is refused and builds nothing.
+func TestOneServerPerSession(t *testing.T) {
+	ts := serve(t, 0, 0)
+	cs := connect(t, ts.url)
+	// The client's discovery request (stateless) and its initialize each
+	// get one; the session keeps the second.
+	base := ts.srv.servers.Load()
+	t.Logf("servers built to start a session: %d", base)
+	if base > 2 {
+		t.Fatalf("%d servers built to start one session", base)
+	}
+	for range 20 {
+		if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "view", Arguments: map[string]any{"path": "."}}); err != nil || res.IsError {
+			t.Fatalf("view: %v %+v", err, res)
+		}
+	}
+	if n := ts.srv.servers.Load(); n != base {
+		t.Fatalf("%d servers built by 20 calls in one session", n-base)
+	}
+	resp := post(t, ts.url, map[string]string{"Authorization": "Bearer " + testToken, "Mcp-Session-Id": "no-such-session"}, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("unknown session: %d, want 404", resp.StatusCode)
+	}
+	if n := ts.srv.servers.Load(); n != base {
+		t.Fatalf("an unknown session id built a server (%d)", n-base)
+	}
+}
+
 // BenchmarkNewSession is what a new MCP session costs the server: a
 // client connects (initialize) over an in-memory transport, makes one
 // call, and closes.
@@ -307,7 +337,7 @@ func BenchmarkNewSession(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		ct, st := mcp.NewInMemoryTransports()
-		ss, err := srv.mcp.Connect(ctx, st, nil)
+		ss, err := srv.newMCPServer(session.New(newID(), srv.deps.Sessions)).Connect(ctx, st, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,18 +45,14 @@ type Deps struct {
 	HeaderTimeout, BodyTimeout time.Duration
 }
 
-// Server owns the live sessions of one boris process. One mcp.Server
-// serves them all (the tool set is the same); each MCP session is bound to
-// its own session state on its first request.
+// Server owns the live sessions of one boris process.
 type Server struct {
 	deps         Deps
 	instructions string
 	sdkLogger    *slog.Logger
-	mcp          *mcp.Server
 
 	mu       sync.Mutex
-	sessions map[string]*live // by session id
-	bySS     map[*mcp.ServerSession]*live
+	sessions map[string]*live
 	closing  bool
 	wg       sync.WaitGroup // session watchers
 
@@ -63,12 +60,18 @@ type Server struct {
 	// a tool call ends when its HTTP client goes away (see trackPost).
 	postsMu sync.Mutex
 	posts   map[string]context.Context
+	// pending holds the server built for a POST that starts a session,
+	// so the SDK asking twice for the same request builds it once.
+	pending map[string]*mcp.Server
+
+	servers atomic.Int64 // mcp.Servers built, for tests
 }
 
 // live is a session that has received at least one request.
 type live struct {
 	sess *session.Session
 	ss   *mcp.ServerSession
+	srv  *mcp.Server
 }
 
 // New returns a Server.
@@ -79,16 +82,14 @@ func New(deps Deps) *Server {
 	if deps.BodyTimeout <= 0 {
 		deps.BodyTimeout = 60 * time.Second
 	}
-	s := &Server{
+	return &Server{
 		deps:         deps,
 		instructions: Instructions(deps.Config),
 		sdkLogger:    slog.New(minLevel{deps.Logger.Handler(), max(slog.LevelWarn, deps.Config.LogLevel)}).With("component", "mcp"),
 		sessions:     map[string]*live{},
-		bySS:         map[*mcp.ServerSession]*live{},
 		posts:        map[string]context.Context{},
+		pending:      map[string]*mcp.Server{},
 	}
-	s.mcp = s.newMCPServer()
-	return s
 }
 
 // Instructions is the text sent to clients in the initialize result.
@@ -115,20 +116,24 @@ func newID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// newMCPServer builds the mcp.Server that serves every session.
-func (s *Server) newMCPServer() *mcp.Server {
+// newMCPServer builds the mcp.Server of one session.
+func (s *Server) newMCPServer(sess *session.Session) *mcp.Server {
+	s.servers.Add(1)
 	srv := mcp.NewServer(&mcp.Implementation{Name: "boris", Version: s.deps.Version}, &mcp.ServerOptions{
 		Instructions: s.instructions,
 		Logger:       s.sdkLogger,
-		GetSessionID: newID,
+		GetSessionID: sess.ID,
 		Capabilities: &mcp.ServerCapabilities{},
 	})
-	s.deps.Tools.Register(srv, func(req *mcp.CallToolRequest) *session.Session { return s.sessionOf(req.Session) })
+	s.deps.Tools.Register(srv, func(*mcp.CallToolRequest) *session.Session { return sess })
+	var once sync.Once
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
-				s.attach(ss)
-			}
+			once.Do(func() {
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+					s.attach(sess, ss, srv)
+				}
+			})
 			if method == "tools/call" {
 				if httpCtx := s.postContext(req.GetExtra()); httpCtx != nil {
 					var stop func() bool
@@ -142,56 +147,34 @@ func (s *Server) newMCPServer() *mcp.Server {
 	return srv
 }
 
-// attach binds a session's state to it on its first request and watches
-// for its end, whatever ends it. Later requests find it bound.
-func (s *Server) attach(ss *mcp.ServerSession) {
+// attach starts tracking a session on its first request and watches for
+// its end, whatever ends it.
+func (s *Server) attach(sess *session.Session, ss *mcp.ServerSession, srv *mcp.Server) {
 	s.mu.Lock()
-	if s.bySS[ss] != nil {
-		s.mu.Unlock()
-		return
-	}
-	id := ss.ID()
-	if id == "" {
-		id = "stdio"
-	}
-	sess := session.New(id, s.deps.Sessions)
-	l := &live{sess: sess, ss: ss}
-	s.bySS[ss] = l
 	if s.closing {
 		s.mu.Unlock()
 		go func() { sess.Close(); ss.Close() }()
 		return
 	}
-	s.sessions[id] = l
+	s.sessions[sess.ID()] = &live{sess: sess, ss: ss, srv: srv}
 	s.wg.Add(1)
 	s.mu.Unlock()
 	if s.deps.Metrics != nil {
 		s.deps.Metrics.SessionOpened()
 	}
-	s.deps.Logger.Debug("session started", "session", id)
+	s.deps.Logger.Debug("session started", "session", sess.ID())
 	go func() {
 		defer s.wg.Done()
 		_ = ss.Wait()
 		sess.Close()
 		s.mu.Lock()
-		delete(s.sessions, id)
-		delete(s.bySS, ss)
+		delete(s.sessions, sess.ID())
 		s.mu.Unlock()
 		if s.deps.Metrics != nil {
 			s.deps.Metrics.SessionClosed()
 		}
-		s.deps.Logger.Debug("session ended", "session", id)
+		s.deps.Logger.Debug("session ended", "session", sess.ID())
 	}()
-}
-
-// sessionOf returns the state bound to ss, or nil before its first request.
-func (s *Server) sessionOf(ss *mcp.ServerSession) *session.Session {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if l := s.bySS[ss]; l != nil {
-		return l.sess
-	}
-	return nil
 }
 
 // withCancelFrom returns ctx, additionally cancelled when other is done.

@@ -7,15 +7,19 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/boris-mcp/boris/internal/session"
 )
 
 // ServeStdio serves one session over in and out until in reaches EOF or
 // ctx is done; either way the session's processes are terminated first,
 // then the connection is closed.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	sess := session.New("stdio", s.deps.Sessions)
+	srv := s.newMCPServer(sess)
 	eof := make(chan struct{})
 	maxLine := max(mcp.DefaultMaxLineLength, int(2*s.deps.Config.MaxFileSize)+1<<20)
-	ss, err := s.mcp.Connect(ctx, &mcp.IOTransport{
+	ss, err := srv.Connect(ctx, &mcp.IOTransport{
 		Reader:        &eofReader{r: in, eof: eof},
 		Writer:        nopCloser{out},
 		MaxLineLength: maxLine,
@@ -29,19 +33,12 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	case <-ctx.Done():
 	case <-eof:
 	case err := <-waitErr:
-		s.closeStdio(ss)
+		sess.Close()
 		return ignoreEOF(err)
 	}
-	s.closeStdio(ss) // in-flight calls return once their processes are gone
+	sess.Close() // in-flight calls return once their processes are gone
 	_ = ss.Close()
 	return ignoreEOF(<-waitErr)
-}
-
-// closeStdio ends the stdio session's processes, if it made a request.
-func (s *Server) closeStdio(ss *mcp.ServerSession) {
-	if sess := s.sessionOf(ss); sess != nil {
-		sess.Close()
-	}
 }
 
 func ignoreEOF(err error) error {

@@ -57,7 +57,7 @@ type Deps struct {
 }
 
 // Set is the tool set of a server: definitions and schemas are built once;
-// Register adds them to the one mcp.Server of the process.
+// Register adds them to a session's mcp.Server.
 type Set struct {
 	deps Deps
 	defs []*def
@@ -138,8 +138,8 @@ func (s *Set) Names() []string {
 // SessionOf returns the session state a tool call belongs to, or nil.
 type SessionOf func(*mcp.CallToolRequest) *session.Session
 
-// Register adds every tool to srv. One mcp.Server serves every session;
-// sessionOf binds each call to its session's state.
+// Register adds every tool to srv; sessionOf binds each call to its
+// session's state.
 func (s *Set) Register(srv *mcp.Server, sessionOf SessionOf) {
 	for _, d := range s.defs {
 		srv.AddTool(d.tool, s.wrap(d, sessionOf))
