@@ -45,7 +45,7 @@ func (s *Server) Handler(metrics http.Handler) http.Handler {
 // every request, not only for new sessions (it reads the server's protocol
 // versions first, then asks again to start a session), so: a request that
 // names a session gets that session's own server, or none if the session
-// is unknown (the SDK then answers 404); a request without one gets a new
+// is unknown (the SDK then answers 404); a POST without one gets a new
 // server and session state, built once per request. During shutdown no
 // session is started.
 func (s *Server) serverFor(r *http.Request) *mcp.Server {
@@ -57,8 +57,8 @@ func (s *Server) serverFor(r *http.Request) *mcp.Server {
 		existing = l.srv
 	}
 	s.mu.Unlock()
-	if closing || id != "" {
-		return existing
+	if closing || id != "" || r.Method != http.MethodPost {
+		return existing // only a POST can start a session
 	}
 	tag := r.Header.Get(postTagHeader) // the same for both asks
 	s.postsMu.Lock()

@@ -311,8 +311,22 @@ func TestOneServerPerSession(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("unknown session: %d, want 404", resp.StatusCode)
 	}
+	// Nor does a GET or DELETE without a session id (only a POST starts one).
+	for _, method := range []string{"GET", "DELETE"} {
+		req, _ := http.NewRequest(method, ts.url+"/mcp", nil)
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode < 400 || resp.StatusCode >= 500 {
+			t.Fatalf("%s without a session: %d", method, resp.StatusCode)
+		}
+	}
 	if n := ts.srv.servers.Load(); n != base {
-		t.Fatalf("an unknown session id built a server (%d)", n-base)
+		t.Fatalf("requests naming no or an unknown session built %d servers", n-base)
 	}
 }
 
