@@ -103,6 +103,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cases := []benchCase{
 		{Name: "grep literal", Pattern: "func main"},
 		{Name: "grep regex", Pattern: `func [A-Z][a-z]+\(`},
+		{Name: "grep regex, inner literal", Pattern: `\w+\s*:=\s*\d{3,}`},
 		{Name: "grep -i literal", Pattern: "func main", CaseInsensitive: true},
 		{Name: "grep absent literal", Pattern: "zqxjkvwq_not_there"},
 		{Name: "grep include " + ext, Pattern: "TODO", Include: ext},

@@ -401,3 +401,37 @@ func TestTrimEnds(t *testing.T) {
 		}
 	}
 }
+
+func TestSuffixGuard(t *testing.T) {
+	tests := []struct {
+		pattern string
+		guarded bool
+		lines   map[string]bool // line → matches
+	}{
+		{`\w+\s*:=\s*\d{3,}`, true, map[string]bool{"x := 1234": true, "x := y": false, "a := b; c := 100": true, ":= 123": false, "x:=12": false}},
+		{`foo\d`, true, map[string]bool{"foofoo1": true, "foo x": false, "fo1": false}},
+		{`aab`, false, nil}, // a literal alone: the prefilter decides
+		{`aa\d`, true, map[string]bool{"aaa1": true, "aa": false}},
+		{`bar\b`, false, map[string]bool{"bar x": true, "barx": false}},
+		{`(?i)foo\d`, false, nil},
+		{`x(?i:Y)z`, true, map[string]bool{"xyz": true, "xYz": true, "xyZ": false}},
+	}
+	for _, tt := range tests {
+		m, err := Compile(tt.pattern, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (m.guard != nil) != tt.guarded {
+			t.Errorf("%q: guarded %v, want %v", tt.pattern, m.guard != nil, tt.guarded)
+		}
+		for line, want := range tt.lines {
+			re := regexp.MustCompile(tt.pattern)
+			if re.MatchString(line) != want {
+				t.Fatalf("bad test: %q on %q", tt.pattern, line)
+			}
+			if got := m.NewSearcher(SearchOptions{}).matchLine([]byte(line)); got != want {
+				t.Errorf("%q on %q: %v, want %v", tt.pattern, line, got, want)
+			}
+		}
+	}
+}

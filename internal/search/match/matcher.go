@@ -34,6 +34,9 @@ type Matcher struct {
 	// exact reports that a line matches exactly when it contains one of
 	// the prefilter's literals, so the regexp need not run.
 	exact bool
+	// guard is a cheap necessary condition checked before the regexp on a
+	// candidate line (nil when the pattern has none).
+	guard *suffixGuard
 }
 
 // ErrNewline is wrapped by Compile's error for a pattern with a literal
@@ -79,6 +82,10 @@ func Compile(pattern string, opts Options) (*Matcher, error) {
 				tree, m.re = t, tre
 			}
 		}
+	}
+
+	if !opts.Multiline {
+		m.guard = newSuffixGuard(tree)
 	}
 
 	x := &extractor{hazards: map[string]bool{}}

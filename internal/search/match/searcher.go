@@ -214,7 +214,7 @@ func (s *Searcher) nextLine(from, end int) (ls, le int) {
 	if !s.usePre {
 		for from < end {
 			le := lineEnd(buf, from, end)
-			if s.m.re.Match(buf[from:le]) {
+			if s.matchLine(buf[from:le]) {
 				return from, le
 			}
 			from = le + 1
@@ -228,12 +228,20 @@ func (s *Searcher) nextLine(from, end int) (ls, le int) {
 		}
 		ls := from + bytes.LastIndexByte(buf[from:p], '\n') + 1
 		le := lineEnd(buf, p, end)
-		if s.m.exact || s.m.re.Match(buf[ls:le]) {
+		if s.m.exact || s.matchLine(buf[ls:le]) {
 			return ls, le
 		}
 		from = le + 1
 	}
 	return -1, -1
+}
+
+// matchLine runs the guard, then the regexp, on one line.
+func (s *Searcher) matchLine(line []byte) bool {
+	if g := s.m.guard; g != nil && !g.allows(line) {
+		return false
+	}
+	return s.m.re.Match(line)
 }
 
 // lineEnd returns the index of the first newline at or after p, or end.
