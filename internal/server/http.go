@@ -60,15 +60,18 @@ func (s *Server) serverFor(r *http.Request) *mcp.Server {
 	if closing || id != "" || r.Method != http.MethodPost {
 		return existing // only a POST can start a session
 	}
-	tag := r.Header.Get(postTagHeader) // the same for both asks
+	tag := r.Header.Get(postTagHeader) // the same for both asks, which come one after the other
 	s.postsMu.Lock()
-	defer s.postsMu.Unlock()
-	if srv := s.pending[tag]; srv != nil {
+	srv := s.pending[tag]
+	s.postsMu.Unlock()
+	if srv != nil {
 		return srv
 	}
-	srv := s.newMCPServer(session.New(newID(), s.deps.Sessions))
+	srv = s.newMCPServer(session.New(newID(), s.deps.Sessions))
 	if tag != "" {
+		s.postsMu.Lock()
 		s.pending[tag] = srv
+		s.postsMu.Unlock()
 	}
 	return srv
 }
