@@ -65,6 +65,9 @@ type Server struct {
 	pending map[string]*mcp.Server
 
 	servers atomic.Int64 // mcp.Servers built, for tests
+
+	shutdownOnce sync.Once
+	shutdownDone chan struct{}
 }
 
 // live is a session that has received at least one request.
@@ -196,28 +199,35 @@ func (s *Server) closeSession(id string) {
 }
 
 // Shutdown closes every session — terminating every process group they
-// started — and waits for them, or until ctx is done.
+// started — and waits for them, or until ctx is done. Later calls wait for
+// the same shutdown.
 func (s *Server) Shutdown(ctx context.Context) {
-	s.mu.Lock()
-	s.closing = true
-	all := make([]*live, 0, len(s.sessions))
-	for _, l := range s.sessions {
-		all = append(all, l)
-	}
-	s.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, l := range all {
-		wg.Go(func() {
-			l.sess.Close()
-			l.ss.Close()
-		})
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); s.wg.Wait(); close(done) }()
+	s.shutdownOnce.Do(func() {
+		s.mu.Lock()
+		s.closing = true
+		all := make([]*live, 0, len(s.sessions))
+		for _, l := range s.sessions {
+			all = append(all, l)
+		}
+		s.mu.Unlock()
+		var wg sync.WaitGroup
+		for _, l := range all {
+			wg.Go(func() {
+				l.sess.Close()
+				l.ss.Close()
+			})
+		}
+		s.shutdownDone = make(chan struct{})
+		go func() { wg.Wait(); s.wg.Wait(); close(s.shutdownDone) }()
+	})
 	select {
-	case <-done:
+	case <-s.shutdownDone:
 	case <-ctx.Done():
-		s.deps.Logger.Warn("shutdown: sessions did not close in time")
+		select {
+		case <-s.shutdownDone: // both were ready: it did finish
+		default:
+			s.deps.Logger.Warn("shutdown: sessions did not close in time")
+		}
 	}
 }
 
