@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"math"
 	"net/http"
 	"os"
@@ -288,4 +289,49 @@ func exhaustDescriptors(t *testing.T, pid int) func() {
 			t.Fatal(err)
 		}
 	}
+}
+
+// Requests piped in with stdin closed right after them are all answered
+// (the SDK alone would drop the answers once it saw EOF); a command still
+// running after the drain window is terminated and answered too; exit 0.
+func TestStdioOneShotPipe(t *testing.T) {
+	dir := tempDir(t)
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo hi; false"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"create_file","arguments":{"path":"a.txt","content":"x"}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo $$ > slow.pid; sleep 60"}}}`,
+	}, "\n") + "\n"
+	cmd := exec.Command(binPath, "--transport=stdio", "--workdir="+dir)
+	cmd.Stdin = strings.NewReader(in)
+	var out strings.Builder
+	cmd.Stdout = &out
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("exit: %v\n%s", err, out.String())
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("took %v", took)
+	}
+	answers := map[float64]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var msg struct {
+			ID     float64         `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(line), &msg); err != nil {
+			t.Fatalf("stdout line %q: %v", line, err)
+		}
+		answers[msg.ID] = string(msg.Result)
+	}
+	for id, want := range map[float64]string{1: `"serverInfo"`, 2: `exit_code: 1\nstdout:\nhi\n`, 3: `Created`, 4: `exit_code: 143`} {
+		if !strings.Contains(answers[id], want) {
+			t.Fatalf("answer %v lacks %q: %s\nall:\n%s", id, want, answers[id], out.String())
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "a.txt")); err != nil || string(b) != "x" {
+		t.Fatalf("a.txt: %q %v", b, err)
+	}
+	waitGone(t, time.Second, readPid(t, filepath.Join(dir, "slow.pid")))
 }

@@ -121,6 +121,12 @@ func newID() string {
 
 // newMCPServer builds the mcp.Server of one session.
 func (s *Server) newMCPServer(sess *session.Session) *mcp.Server {
+	return s.newCountingMCPServer(sess, nil)
+}
+
+// newCountingMCPServer is newMCPServer that also counts, in inflight, the
+// requests being handled (when inflight is not nil).
+func (s *Server) newCountingMCPServer(sess *session.Session, inflight *atomic.Int64) *mcp.Server {
 	s.servers.Add(1)
 	srv := mcp.NewServer(&mcp.Implementation{Name: "boris", Version: s.deps.Version}, &mcp.ServerOptions{
 		Instructions: s.instructions,
@@ -132,6 +138,10 @@ func (s *Server) newMCPServer(sess *session.Session) *mcp.Server {
 	var once sync.Once
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if inflight != nil {
+				inflight.Add(1)
+				defer inflight.Add(-1)
+			}
 			once.Do(func() {
 				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
 					s.attach(sess, ss, srv)

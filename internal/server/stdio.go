@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -12,15 +14,19 @@ import (
 )
 
 // ServeStdio serves one session over in and out until in reaches EOF or
-// ctx is done; either way the session's processes are terminated first,
-// then the connection is closed.
+// ctx is done. Either way, requests already received are answered before
+// the connection closes: at EOF they get a short window to finish on their
+// own (a client may pipe its requests in and close its end at once), then
+// the session's processes are terminated, which ends the calls still
+// running, and their answers are written too.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	sess := session.New("stdio", s.deps.Sessions)
-	srv := s.newMCPServer(sess)
-	eof := make(chan struct{})
+	var inflight atomic.Int64
+	srv := s.newCountingMCPServer(sess, &inflight)
+	r := &eofReader{r: in, eof: make(chan struct{}), release: make(chan struct{})}
 	maxLine := max(mcp.DefaultMaxLineLength, int(2*s.deps.Config.MaxFileSize)+1<<20)
 	ss, err := srv.Connect(ctx, &mcp.IOTransport{
-		Reader:        &eofReader{r: in, eof: eof},
+		Reader:        r,
 		Writer:        nopCloser{out},
 		MaxLineLength: maxLine,
 	}, nil)
@@ -31,14 +37,40 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	go func() { waitErr <- ss.Wait() }()
 	select {
 	case <-ctx.Done():
-	case <-eof:
+	case <-r.eof:
+		// The reader holds the EOF back: the SDK, once it sees EOF, drops
+		// the answers to requests it has already read.
+		drain(&inflight, stdioDrainWindow)
 	case err := <-waitErr:
 		sess.Close()
 		return ignoreEOF(err)
 	}
-	sess.Close() // in-flight calls return once their processes are gone
+	sess.Close() // calls still running return once their processes are gone
+	drain(&inflight, time.Second)
+	r.releaseEOF()
 	_ = ss.Close()
 	return ignoreEOF(<-waitErr)
+}
+
+// stdioDrainWindow is how long requests received before stdin's EOF may
+// run before the session is closed under them.
+const stdioDrainWindow = 2 * time.Second
+
+// drain waits until no request has been in flight for a moment (so that
+// the last answers are written, and a request read just before is
+// dispatched), or until limit.
+func drain(inflight *atomic.Int64, limit time.Duration) {
+	const settle = 50 * time.Millisecond
+	deadline := time.Now().Add(limit)
+	quiet := 0
+	for time.Now().Before(deadline) && quiet < 2 {
+		if inflight.Load() == 0 {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		time.Sleep(settle / 2)
+	}
 }
 
 func ignoreEOF(err error) error {
@@ -48,23 +80,38 @@ func ignoreEOF(err error) error {
 	return err
 }
 
-// eofReader reports the end of its input (EOF or an error) on a channel.
+// eofReader reports the end of its input (EOF or an error) on a channel
+// and holds that end back from its reader until releaseEOF.
 type eofReader struct {
-	r    io.Reader
-	eof  chan struct{}
-	once sync.Once
+	r        io.Reader
+	eof      chan struct{}
+	release  chan struct{}
+	once     sync.Once
+	released sync.Once
+	err      error // the input's end, returned after the release
 }
 
 func (e *eofReader) Read(p []byte) (int, error) {
-	n, err := e.r.Read(p)
-	if err != nil {
+	if e.err == nil {
+		n, err := e.r.Read(p)
+		if err == nil {
+			return n, nil
+		}
+		e.err = err
 		e.once.Do(func() { close(e.eof) })
+		if n > 0 {
+			return n, nil // the end comes with the next read
+		}
 	}
-	return n, err
+	<-e.release
+	return 0, e.err
 }
+
+func (e *eofReader) releaseEOF() { e.released.Do(func() { close(e.release) }) }
 
 func (e *eofReader) Close() error {
 	e.once.Do(func() { close(e.eof) })
+	e.releaseEOF()
 	if c, ok := e.r.(io.Closer); ok {
 		return c.Close()
 	}
