@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"math"
 	"net/http"
 	"os"
@@ -334,4 +335,60 @@ func TestStdioOneShotPipe(t *testing.T) {
 		t.Fatalf("a.txt: %q %v", b, err)
 	}
 	waitGone(t, time.Second, readPid(t, filepath.Join(dir, "slow.pid")))
+}
+
+// A client that vanishes, closing both pipes while a call still runs: the
+// answer cannot be written (EPIPE, not a fatal SIGPIPE), the session's
+// processes are ended anyway, and boris exits 0. Commands still get the
+// default SIGPIPE behaviour.
+func TestStdioClientVanishes(t *testing.T) {
+	dir := tempDir(t)
+	cmd := exec.Command(binPath, "--transport=stdio", "--workdir="+dir)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	send := func(lines ...string) {
+		for _, l := range lines {
+			if _, err := io.WriteString(stdin, l+"\n"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"yes | head -1; echo ${PIPESTATUS[0]}"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo $$ > bg.pid; sleep 300","run_in_background":true}}}`)
+	sc := bufio.NewScanner(stdout)
+	var got []string
+	for len(got) < 3 && sc.Scan() {
+		got = append(got, sc.Text())
+	}
+	if all := strings.Join(got, "\n"); !strings.Contains(all, `y\n141\n`) || !strings.Contains(all, "task_id") {
+		t.Fatalf("answers: %s", all)
+	}
+	bg := readPid(t, filepath.Join(dir, "bg.pid"))
+	send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 0.5; echo late"}}}`)
+	time.Sleep(100 * time.Millisecond)
+	stdout.Close() // the client is gone: its answer can no longer be written
+	stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("boris did not exit")
+	}
+	waitGone(t, time.Second, bg)
 }

@@ -39,6 +39,11 @@ func main() {
 	// Reaping is process-wide (one set of children, one SIGCHLD), so it is
 	// switched on here for the real binary, not inside run.
 	reapErr := shell.EnableReaping()
+	// A client that goes away closes our stdout: writing to it must fail
+	// with EPIPE, not kill boris by SIGPIPE before it has ended the
+	// session's processes. A handler (not SIG_IGN) is not inherited by
+	// commands, which keep the default SIGPIPE behaviour.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "boris:", err)
 		os.Exit(1)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -74,7 +75,8 @@ func drain(inflight *atomic.Int64, limit time.Duration) {
 }
 
 func ignoreEOF(err error) error {
-	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {
+	// The client's end of either pipe closing is how a session ends.
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE) {
 		return nil
 	}
 	return err
