@@ -392,3 +392,22 @@ func TestStdioClientVanishes(t *testing.T) {
 	}
 	waitGone(t, time.Second, bg)
 }
+
+// A message over the stdio size limit is refused with a JSON-RPC error
+// for its id; the session goes on (the SDK alone would end it).
+func TestStdioOversizedMessage(t *testing.T) {
+	dir := tempDir(t)
+	cs, _, logs := connectStdio(t, dir, "--max-file-size=1KB") // limit: 16 MB
+	defer cs.Close()
+	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "create_file", Arguments: map[string]any{"path": "big.txt", "content": strings.Repeat("x", 17<<20)}})
+	if err == nil || !strings.Contains(err.Error(), "over the 16777216-byte limit") {
+		t.Fatalf("oversized message: %v", err)
+	}
+	if got := mustOK(t, cs, "bash", map[string]any{"command": "echo still here"}); !strings.Contains(got, "still here") {
+		t.Fatalf("after the refusal: %q", got)
+	}
+	mustErr(t, cs, "create_file", map[string]any{"path": "b.txt", "content": strings.Repeat("y", 2000)}, "FILE_TOO_LARGE")
+	if !strings.Contains(logs.String(), "over the size limit refused") {
+		t.Fatalf("no warning logged:\n%s", logs)
+	}
+}

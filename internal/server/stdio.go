@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -24,12 +23,16 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	sess := session.New("stdio", s.deps.Sessions)
 	var inflight atomic.Int64
 	srv := s.newCountingMCPServer(sess, &inflight)
-	r := &eofReader{r: in, eof: make(chan struct{}), release: make(chan struct{})}
-	maxLine := max(mcp.DefaultMaxLineLength, int(2*s.deps.Config.MaxFileSize)+1<<20)
+	w := &lockedWriter{w: out}
+	limit := max(mcp.DefaultMaxLineLength, int(2*s.deps.Config.MaxFileSize)+1<<20)
+	r := newStdinReader(in, limit, func(head []byte, size int64) {
+		s.deps.Logger.Warn("stdio message over the size limit refused", "bytes", size, "limit", limit)
+		_, _ = w.Write(tooLongResponse(head, size, limit))
+	})
 	ss, err := srv.Connect(ctx, &mcp.IOTransport{
 		Reader:        r,
-		Writer:        nopCloser{out},
-		MaxLineLength: maxLine,
+		Writer:        w,
+		MaxLineLength: 2 * limit, // a safety net: r refuses longer lines first
 	}, nil)
 	if err != nil {
 		return err
@@ -81,45 +84,3 @@ func ignoreEOF(err error) error {
 	}
 	return err
 }
-
-// eofReader reports the end of its input (EOF or an error) on a channel
-// and holds that end back from its reader until releaseEOF.
-type eofReader struct {
-	r        io.Reader
-	eof      chan struct{}
-	release  chan struct{}
-	once     sync.Once
-	released sync.Once
-	err      error // the input's end, returned after the release
-}
-
-func (e *eofReader) Read(p []byte) (int, error) {
-	if e.err == nil {
-		n, err := e.r.Read(p)
-		if err == nil {
-			return n, nil
-		}
-		e.err = err
-		e.once.Do(func() { close(e.eof) })
-		if n > 0 {
-			return n, nil // the end comes with the next read
-		}
-	}
-	<-e.release
-	return 0, e.err
-}
-
-func (e *eofReader) releaseEOF() { e.released.Do(func() { close(e.release) }) }
-
-func (e *eofReader) Close() error {
-	e.once.Do(func() { close(e.eof) })
-	e.releaseEOF()
-	if c, ok := e.r.(io.Closer); ok {
-		return c.Close()
-	}
-	return nil
-}
-
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }
