@@ -105,11 +105,11 @@ func TestStdinReaderHoldsTheEnd(t *testing.T) {
 func TestRequestID(t *testing.T) {
 	for head, want := range map[string]string{
 		`{"jsonrpc":"2.0","id":12,"method":"x","params":{"a":"` + "…": `12`,
-		`{"id":"abc","params":`:                        `"abc"`,
+		`{"id":"abc","params":`:                       `"abc"`,
 		`{"jsonrpc":"2.0","params":{"content":"xxxxx`: `null`, // params first, truncated
-		`{"id":{"no":1}}`:                              `null`,
-		`[1,2`:                                         `null`,
-		``:                                             `null`,
+		`{"id":{"no":1}}`:                             `null`,
+		`[1,2`:                                        `null`,
+		``:                                            `null`,
 	} {
 		if got := string(requestID([]byte(head))); got != want {
 			t.Errorf("requestID(%.30q) = %s, want %s", head, got, want)
