@@ -326,7 +326,7 @@ func TestStdioOneShotPipe(t *testing.T) {
 		}
 		answers[msg.ID] = string(msg.Result)
 	}
-	for id, want := range map[float64]string{1: `"serverInfo"`, 2: `exit_code: 1\nstdout:\nhi\n`, 3: `Created`, 4: `exit_code: 143`} {
+	for id, want := range map[float64]string{1: `"serverInfo"`, 2: `exit_code: 1\nstdout:\nhi\n`, 3: `Created`, 4: `exit_code: 143\nterminated: the session was closed while the command ran\n`} {
 		if !strings.Contains(answers[id], want) {
 			t.Fatalf("answer %v lacks %q: %s\nall:\n%s", id, want, answers[id], out.String())
 		}

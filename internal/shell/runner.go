@@ -96,6 +96,10 @@ type Result struct {
 	Dir      string
 	TimedOut bool
 	Canceled bool
+	// Terminated is true when the command was ended by Terminate while
+	// it ran, other than by its timeout or a cancellation (its session
+	// closed, say).
+	Terminated bool
 	// Leftover is true when processes of the group outlived the shell.
 	Leftover bool
 	Duration time.Duration
@@ -129,6 +133,7 @@ type Process struct {
 
 	timedOut  atomic.Bool
 	canceled  atomic.Bool
+	stopped   atomic.Bool // Terminate was called while the shell ran
 	termOnce  sync.Once
 	termDone  chan struct{}
 	closeOnce sync.Once
@@ -323,6 +328,7 @@ func (p *Process) Running() bool {
 // running one (ExitCode -1).
 func (p *Process) Result() Result {
 	res := Result{ExitCode: -1, TimedOut: p.timedOut.Load(), Canceled: p.canceled.Load()}
+	res.Terminated = p.stopped.Load() && !res.TimedOut && !res.Canceled
 	finished := !p.Running()
 	res.Stdout, res.Dir = p.stdout.result()
 	res.Stderr, _ = p.stderr.result()
@@ -357,6 +363,11 @@ func (p *Process) Terminate() {
 				return
 			}
 		default:
+			select {
+			case <-p.exited: // the shell is done; only its output drains
+			default:
+				p.stopped.Store(true)
+			}
 		}
 		go func() {
 			KillGroup(p.pgid, p.r.opts.Grace)

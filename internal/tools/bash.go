@@ -92,6 +92,9 @@ func formatRun(res session.RunResult, timeoutMs int64) string {
 	if res.Canceled {
 		b.WriteString("cancelled: the process group was terminated\n")
 	}
+	if res.Terminated {
+		b.WriteString("terminated: the session was closed while the command ran\n")
+	}
 	if res.CwdReset != "" {
 		fmt.Fprintf(&b, "note: the working directory %s no longer exists; the command ran in %s instead\n", res.CwdReset, res.RanIn)
 	}
