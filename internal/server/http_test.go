@@ -335,6 +335,27 @@ func TestOneServerPerSession(t *testing.T) {
 	}
 }
 
+// A request over loopback naming another host (a DNS-rebinding attack
+// from a browser) is refused, even with the token; SECURITY.md relies on it.
+func TestForeignHostOnLoopbackRefused(t *testing.T) {
+	ts := serve(t, 0, 0)
+	for host, want := range map[string]int{"evil.example.com": http.StatusForbidden, strings.TrimPrefix(ts.url, "http://"): http.StatusOK} {
+		req, _ := http.NewRequest("POST", ts.url+"/mcp", strings.NewReader(initBody))
+		req.Host = host
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Fatalf("Host %s: %d, want %d", host, resp.StatusCode, want)
+		}
+	}
+}
+
 // A shutdown that finishes in time says nothing about being late, though
 // ServeHTTP waits for it from two goroutines and cancels its deadline as
 // soon as it returns.
