@@ -51,16 +51,8 @@ func TestScopeEscapeAttempts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: "boris", Version: "t"}, nil)
 	sess := session.New("s", session.Options{Workdir: allowed})
-	set.Register(srv, func(*mcp.CallToolRequest) *session.Session { return sess })
-	st, ct := mcp.NewInMemoryTransports()
-	srv.Connect(context.Background(), st, nil)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := connectSet(t, set, sess)
 
 	var stop atomic.Bool
 	var flips atomic.Int64

@@ -65,20 +65,9 @@ func fuzzClient(t testing.TB, compat bool) (*mcp.ClientSession, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: "boris", Version: "fuzz"}, nil)
 	sess := session.New("fuzz", session.Options{Workdir: dir, Runner: shell.NewRunner("/bin/true", nil, shell.Options{Grace: 100 * time.Millisecond})})
 	t.Cleanup(sess.Close)
-	set.Register(srv, func(*mcp.CallToolRequest) *session.Session { return sess })
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := srv.Connect(context.Background(), st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "fuzz", Version: "1"}, nil).Connect(context.Background(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs, set.Names()
+	return connectSet(t, set, sess), set.Names()
 }
 
 // FuzzToolCalls sends arbitrary arguments to every tool through the real

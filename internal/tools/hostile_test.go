@@ -17,12 +17,18 @@ import (
 
 // connectTools serves the full tool set for one session over an in-memory
 // transport.
-func connectTools(t *testing.T, deps Deps, sess *session.Session) *mcp.ClientSession {
+func connectTools(t testing.TB, deps Deps, sess *session.Session) *mcp.ClientSession {
 	t.Helper()
 	set, err := NewSet(deps)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return connectSet(t, set, sess)
+}
+
+// connectSet serves set for one session over an in-memory transport.
+func connectSet(t testing.TB, set *Set, sess *session.Session) *mcp.ClientSession {
+	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "boris", Version: "test"}, nil)
 	set.Register(srv, func(*mcp.CallToolRequest) *session.Session { return sess })
 	st, ct := mcp.NewInMemoryTransports()

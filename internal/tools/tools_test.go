@@ -122,18 +122,7 @@ func TestPanicIsRecovered(t *testing.T) {
 	}
 	set.defs = append(set.defs, full.defs...)
 
-	srv := mcp.NewServer(&mcp.Implementation{Name: "boris", Version: "test"}, nil)
-	sess := session.New("s", session.Options{Workdir: deps.Config.Workdir})
-	set.Register(srv, func(*mcp.CallToolRequest) *session.Session { return sess })
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := srv.Connect(context.Background(), st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := connectSet(t, set, session.New("s", session.Options{Workdir: deps.Config.Workdir}))
 	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "boom"}); err == nil || !strings.Contains(err.Error(), "kaboom") {
 		t.Fatalf("panic not reported as a protocol error: %v", err)
 	}
