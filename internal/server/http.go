@@ -67,7 +67,7 @@ func (s *Server) serverFor(r *http.Request) *mcp.Server {
 	if srv != nil {
 		return srv
 	}
-	srv = s.newMCPServer(session.New(newID(), s.deps.Sessions))
+	srv = s.newMCPServer(session.New(newID(), s.deps.Sessions), nil)
 	if tag != "" {
 		s.postsMu.Lock()
 		s.pending[tag] = srv

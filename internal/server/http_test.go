@@ -394,7 +394,7 @@ func BenchmarkNewSession(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		ct, st := mcp.NewInMemoryTransports()
-		ss, err := srv.newMCPServer(session.New(newID(), srv.deps.Sessions)).Connect(ctx, st, nil)
+		ss, err := srv.newMCPServer(session.New(newID(), srv.deps.Sessions), nil).Connect(ctx, st, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -119,14 +119,9 @@ func newID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// newMCPServer builds the mcp.Server of one session.
-func (s *Server) newMCPServer(sess *session.Session) *mcp.Server {
-	return s.newCountingMCPServer(sess, nil)
-}
-
-// newCountingMCPServer is newMCPServer that also counts, in inflight, the
-// requests being handled (when inflight is not nil).
-func (s *Server) newCountingMCPServer(sess *session.Session, inflight *atomic.Int64) *mcp.Server {
+// newMCPServer builds the mcp.Server of one session; when inflight is not
+// nil, it counts the requests being handled.
+func (s *Server) newMCPServer(sess *session.Session, inflight *atomic.Int64) *mcp.Server {
 	s.servers.Add(1)
 	srv := mcp.NewServer(&mcp.Implementation{Name: "boris", Version: s.deps.Version}, &mcp.ServerOptions{
 		Instructions: s.instructions,
@@ -134,7 +129,7 @@ func (s *Server) newCountingMCPServer(sess *session.Session, inflight *atomic.In
 		GetSessionID: sess.ID,
 		Capabilities: &mcp.ServerCapabilities{},
 	})
-	s.deps.Tools.Register(srv, func(*mcp.CallToolRequest) *session.Session { return sess })
+	s.deps.Tools.Register(srv, sess)
 	var once sync.Once
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {

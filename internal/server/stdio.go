@@ -22,7 +22,7 @@ import (
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	sess := session.New("stdio", s.deps.Sessions)
 	var inflight atomic.Int64
-	srv := s.newCountingMCPServer(sess, &inflight)
+	srv := s.newMCPServer(sess, &inflight)
 	w := &lockedWriter{w: out}
 	limit := max(mcp.DefaultMaxLineLength, int(2*s.deps.Config.MaxFileSize)+1<<20)
 	r := newStdinReader(in, limit, func(head []byte, size int64) {

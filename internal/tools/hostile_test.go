@@ -30,7 +30,7 @@ func connectTools(t testing.TB, deps Deps, sess *session.Session) *mcp.ClientSes
 func connectSet(t testing.TB, set *Set, sess *session.Session) *mcp.ClientSession {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "boris", Version: "test"}, nil)
-	set.Register(srv, func(*mcp.CallToolRequest) *session.Session { return sess })
+	set.Register(srv, sess)
 	st, ct := mcp.NewInMemoryTransports()
 	if _, err := srv.Connect(context.Background(), st, nil); err != nil {
 		t.Fatal(err)

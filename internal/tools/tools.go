@@ -57,7 +57,7 @@ type Deps struct {
 }
 
 // Set is the tool set of a server: definitions and schemas are built once;
-// Register adds them to a session's mcp.Server.
+// Register binds them to one session.
 type Set struct {
 	deps Deps
 	defs []*def
@@ -135,26 +135,18 @@ func (s *Set) Names() []string {
 	return out
 }
 
-// SessionOf returns the session state a tool call belongs to, or nil.
-type SessionOf func(*mcp.CallToolRequest) *session.Session
-
-// Register adds every tool to srv; sessionOf binds each call to its
-// session's state.
-func (s *Set) Register(srv *mcp.Server, sessionOf SessionOf) {
+// Register adds every tool to srv, bound to sess.
+func (s *Set) Register(srv *mcp.Server, sess *session.Session) {
 	for _, d := range s.defs {
-		srv.AddTool(d.tool, s.wrap(d, sessionOf))
+		srv.AddTool(d.tool, s.wrap(d, sess))
 	}
 }
 
-// wrap turns a def into an SDK handler: the session, required parameters,
-// panics, logging and metrics are handled here for every tool.
-func (s *Set) wrap(d *def, sessionOf SessionOf) mcp.ToolHandler {
+// wrap turns a def into an SDK handler: required parameters, panics,
+// logging and metrics are handled here for every tool.
+func (s *Set) wrap(d *def, sess *session.Session) mcp.ToolHandler {
 	name := d.tool.Name
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, perr error) {
-		sess := sessionOf(req)
-		if sess == nil {
-			return nil, fmt.Errorf("tool %s called outside a session", name)
-		}
 		start := time.Now()
 		defer func() {
 			if r := recover(); r != nil {
