@@ -68,8 +68,12 @@ LABEL org.opencontainers.image.title="boris" \
 COPY --from=rootfs /rootfs/ /
 COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY --from=build /out/boris /usr/local/bin/boris
+# A container is reached through its published port, so boris listens on
+# every interface here; without BORIS_TOKEN it then generates a token and
+# prints it once (docker logs), unless BORIS_NO_AUTH=true.
 ENV PATH=/usr/local/bin:/usr/local/sbin:/usr/bin:/usr/sbin:/bin:/sbin \
-    SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt
+    SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt \
+    BORIS_HOST=0.0.0.0
 USER 65532:65532
 WORKDIR /workspace
 EXPOSE 8080

@@ -339,7 +339,7 @@ func TestAuthHealthMetrics(t *testing.T) {
 	if err := run(context.Background(), []string{"--healthcheck", "--port=1"}, func(string) string { return "" }, nil, io.Discard, io.Discard); err == nil {
 		t.Fatal("healthcheck of a closed port succeeded")
 	}
-	// CORS preflight without a token.
+	// A preflight from an origin nobody listed is refused, token or not.
 	req, _ := http.NewRequest("OPTIONS", p.url+"/mcp", nil)
 	req.Header.Set("Origin", "https://example.com")
 	resp, err = http.DefaultClient.Do(req)
@@ -347,7 +347,7 @@ func TestAuthHealthMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") == "" || !strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "Mcp-Session-Id") {
+	if resp.StatusCode != 403 || resp.Header.Get("Access-Control-Allow-Origin") != "" {
 		t.Fatalf("preflight %d %v", resp.StatusCode, resp.Header)
 	}
 	if strings.Contains(p.logs.String(), "s3cret-token") || strings.Contains(string(metrics), "s3cret-token") {

@@ -63,7 +63,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return err
 	}
 	if cfg.Healthcheck {
-		return healthcheck(ctx, cfg.Port)
+		return healthcheck(ctx, cfg)
 	}
 	logger := newLogger(cfg, stderr)
 	for _, w := range cfg.Warnings {
@@ -71,7 +71,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	if cfg.TokenGenerated {
 		// Shown once, on stderr only, never logged.
-		fmt.Fprintf(stderr, "boris: generated bearer token (shown once): %s\n", cfg.Token)
+		if cfg.TokenGeneratedWhy == "non-loopback" {
+			fmt.Fprintf(stderr, "boris: %s is reachable beyond this machine and no --token was given: /mcp requires this generated bearer token (shown once): %s\n"+
+				"boris: clients send it as 'Authorization: Bearer <token>'; pass --token to choose one, or --no-auth if the network is trusted\n",
+				cfg.ListenAddr(), cfg.Tokens[0])
+		} else {
+			fmt.Fprintf(stderr, "boris: generated bearer token (shown once): %s\n", cfg.Tokens[0])
+		}
 	}
 
 	policy, err := scope.New(cfg.AllowDirs, cfg.DenyPatterns, cfg.Workdir)
@@ -122,26 +128,63 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		logger.Info("boris stopped")
 		return err
 	}
-	ln, err := net.Listen("tcp", ":"+strconv.Itoa(cfg.Port))
+	ln, err := net.Listen("tcp", cfg.ListenAddr())
 	if err != nil {
-		return fmt.Errorf("listen on port %d: %w", cfg.Port, err)
+		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr(), err)
 	}
-	auth := "none"
-	if cfg.Token != "" {
-		auth = "bearer"
-	}
-	logger.Info("listening", "addr", ln.Addr().String(), "mcp", "/mcp", "auth", auth)
+	logListening(logger, cfg, ln.Addr())
 	err = srv.ServeHTTP(ctx, ln, m.Handler())
 	logger.Info("boris stopped")
 	return err
 }
 
+// logListening says where boris listens, the URL a client should use and
+// how /mcp is protected, in words.
+func logListening(logger *slog.Logger, cfg *config.Config, addr net.Addr) {
+	tcp, _ := addr.(*net.TCPAddr)
+	reach := "this machine only (loopback)"
+	urlHost, port := cfg.Host, cfg.Port
+	if tcp != nil {
+		urlHost, port = tcp.IP.String(), tcp.Port
+		if tcp.IP.IsUnspecified() {
+			reach = "every network interface"
+			urlHost = "127.0.0.1"
+		} else if !tcp.IP.IsLoopback() {
+			reach = "the network (" + tcp.IP.String() + ")"
+		}
+	}
+	url := "http://" + net.JoinHostPort(urlHost, strconv.Itoa(port)) + "/mcp"
+	auth := "none"
+	switch {
+	case len(cfg.Tokens) == 1:
+		auth = "bearer token"
+	case len(cfg.Tokens) > 1:
+		auth = strconv.Itoa(len(cfg.Tokens)) + " bearer tokens"
+	}
+	origins := "none (browser pages are refused)"
+	if len(cfg.AllowOrigins) > 0 {
+		origins = strings.Join(cfg.AllowOrigins, ",")
+	}
+	listen := net.JoinHostPort(cfg.Host, strconv.Itoa(port))
+	if cfg.NoAuth && len(cfg.Tokens) == 0 && !cfg.HostLoopback {
+		logger.Warn("no authentication (--no-auth): anyone who can reach " + listen + " can run commands as this user; use it only on a trusted network or behind an authenticating proxy")
+	}
+	logger.Info("listening", "addr", listen, "url", url, "reachable_from", reach, "auth", auth, "browser_origins", origins)
+}
+
 // healthcheck probes a local server, so container health checks need no
-// curl or shell.
-func healthcheck(ctx context.Context, port int) error {
+// curl or shell. A server on every interface is probed on loopback.
+func healthcheck(ctx context.Context, cfg *config.Config) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:"+strconv.Itoa(port)+"/health", nil)
+	host := cfg.Host
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+		if ip.To4() == nil {
+			host = "::1"
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(host, strconv.Itoa(cfg.Port))+"/health", nil)
 	if err != nil {
 		return err
 	}

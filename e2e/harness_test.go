@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,6 +35,9 @@ type spec struct {
 type server struct {
 	c   testcontainers.Container
 	url string // http://host:port, reachable from this process
+	// token is the bearer token /mcp wants: BORIS_TOKEN when the spec set
+	// it, else the one boris generated and printed, as `docker run` shows.
+	token string
 }
 
 // startBoris starts a container and waits until boris listens and answers
@@ -89,7 +93,24 @@ func startBoris(t *testing.T, s spec) *server {
 		hosts = append(hosts, h)
 	}
 	srv.url = reachable(t, hosts, port.Port())
+	srv.token = s.env["BORIS_TOKEN"]
+	if srv.token == "" && s.env["BORIS_NO_AUTH"] == "" {
+		srv.token = generatedToken(t, srv.logs(t))
+	}
 	return srv
+}
+
+var generatedTokenRe = regexp.MustCompile(`generated bearer token \(shown once\): ([0-9a-f]{64})`)
+
+// generatedToken finds the token boris printed at start-up: the images
+// listen on every interface, so without BORIS_TOKEN boris makes one.
+func generatedToken(t *testing.T, log string) string {
+	t.Helper()
+	m := generatedTokenRe.FindStringSubmatch(log)
+	if m == nil {
+		t.Fatalf("no generated token in the container's log:\n%s", log)
+	}
+	return m[1]
 }
 
 // reachable returns the first http://host:port among the hosts (and
@@ -222,6 +243,12 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return b.next.RoundTrip(r)
+}
+
+// connect opens an MCP session with the server's token.
+func (s *server) connect(t *testing.T) *mcp.ClientSession {
+	t.Helper()
+	return connect(t, s.url, s.token)
 }
 
 // connect opens an MCP session over streamable HTTP.

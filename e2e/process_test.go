@@ -17,7 +17,7 @@ func TestTimeoutInContainer(t *testing.T) {
 	requireImages(t)
 	t.Parallel()
 	srv := startBoris(t, spec{image: imageLatest})
-	cs := connect(t, srv.url, "")
+	cs := srv.connect(t)
 
 	t.Run("trap output is captured", func(t *testing.T) {
 		res := mustOK(t, cs, "bash", map[string]any{
@@ -107,7 +107,7 @@ func TestDockerStop(t *testing.T) {
 	t.Parallel()
 	ws := workspace(t)
 	srv := startBoris(t, spec{image: imageLatest, workspace: ws})
-	cs := connect(t, srv.url, "")
+	cs := srv.connect(t)
 
 	for _, cmd := range []string{
 		"trap 'echo got-term > /workspace/bg-term; exit 0' TERM; echo ready > /workspace/bg-ready; while :; do sleep 0.2; done",

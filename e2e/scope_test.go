@@ -48,7 +48,7 @@ func TestPathScopeOnMountedWorkspace(t *testing.T) {
 	if logs := srv.logs(t); !strings.Contains(logs, `allow_dirs=/workspace`) || !strings.Contains(logs, `deny=**/.env`) {
 		t.Fatalf("start-up log does not show the scope:\n%s", logs)
 	}
-	cs := connect(t, srv.url, "")
+	cs := srv.connect(t)
 
 	if got := mustOK(t, cs, "view", map[string]any{"path": "notes.txt"}); !strings.Contains(got, "hello scope") {
 		t.Fatalf("view notes.txt: %q", got)

@@ -53,7 +53,7 @@ func TestShellDetection(t *testing.T) {
 			if !strings.Contains(logs, `msg="boris starting"`) || !strings.Contains(logs, tc.logShell) {
 				t.Fatalf("start-up log does not name %s:\n%s", tc.logShell, logs)
 			}
-			cs := connect(t, srv.url, "")
+			cs := srv.connect(t)
 			names := toolNames(t, cs)
 			for _, name := range fileTools {
 				if !slices.Contains(names, name) {

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,7 +60,11 @@ var toolAliases = map[string][]string{
 // Config is the resolved, immutable configuration of one boris process.
 type Config struct {
 	Transport string
-	Port      int
+	// Host is the address HTTP listens on; HostLoopback says whether every
+	// address it stands for is a loopback address.
+	Host         string
+	HostLoopback bool
+	Port         int
 	// Workdir is absolute and free of symlinks.
 	Workdir string
 	// BashTimeout is the default timeout of a bash call.
@@ -75,11 +80,21 @@ type Config struct {
 	// BackgroundTaskTimeout is zero for no limit.
 	BackgroundTaskTimeout time.Duration
 	AnthropicCompat       bool
-	// Token is the bearer token for /mcp; empty means no auth.
-	Token string
-	// TokenGenerated is true when Token was made by --generate-token and must
-	// be shown once to the operator.
-	TokenGenerated bool
+	// Tokens are the bearer tokens accepted on /mcp, each its own
+	// credential; none means no auth.
+	Tokens []string
+	// TokenGenerated is true when Tokens holds one token made at start-up
+	// (--generate-token, or a non-loopback listener without a token) that
+	// must be shown once to the operator; TokenGeneratedWhy says which.
+	TokenGenerated    bool
+	TokenGeneratedWhy string
+	// NoAuth is --no-auth: the operator says the network is trusted.
+	NoAuth bool
+	// AllowOrigins are the browser origins (scheme://host[:port], or "*")
+	// whose requests /mcp accepts; requests with any other Origin get 403.
+	AllowOrigins []string
+	// MaxSessions bounds the live sessions of every kind.
+	MaxSessions int
 	// Shell is the absolute path of the shell for the bash tool, or empty
 	// when none exists (the shell tools are then not registered).
 	Shell string
@@ -114,6 +129,7 @@ func (c *Config) ToolEnabled(name string) bool {
 // directly, so tests can run the whole CLI in-process.
 type cli struct {
 	Transport             string   `help:"Transport: http or stdio." default:"http" envvar:"BORIS_TRANSPORT"`
+	Host                  string   `help:"HTTP listen address: 127.0.0.1 (this machine only), 0.0.0.0 or :: (every interface), or one address." default:"127.0.0.1" envvar:"BORIS_HOST"`
 	Port                  int      `help:"HTTP listen port (0 picks a free port)." default:"8080" envvar:"BORIS_PORT"`
 	Workdir               string   `help:"Initial working directory." default:"." envvar:"BORIS_WORKDIR"`
 	Timeout               int      `help:"Default bash timeout in seconds." default:"120" envvar:"BORIS_TIMEOUT"`
@@ -124,10 +140,13 @@ type cli struct {
 	RequireViewBeforeEdit string   `help:"Refuse edits of files not viewed in the session: auto, true, false." default:"auto" envvar:"BORIS_REQUIRE_VIEW_BEFORE_EDIT"`
 	BackgroundTaskTimeout int      `help:"Seconds a background task may live (0 = no limit)." default:"0" envvar:"BORIS_BACKGROUND_TASK_TIMEOUT"`
 	AnthropicCompat       bool     `help:"Expose the tool schemas Claude models are trained on." envvar:"BORIS_ANTHROPIC_COMPAT"`
-	Token                 string   `help:"Bearer token required on /mcp (HTTP mode)." envvar:"BORIS_TOKEN"`
+	Token                 []string `help:"Bearer token required on /mcp (HTTP mode; repeatable: each token is its own credential with its own sessions)." placeholder:"TOKEN" envvar:"BORIS_TOKEN"`
 	GenerateToken         bool     `help:"Generate a random token at start-up and print it once to stderr." envvar:"BORIS_GENERATE_TOKEN"`
+	NoAuth                bool     `help:"Serve /mcp without a token on a non-loopback address: the network is trusted (e.g. behind an authenticating proxy)." envvar:"BORIS_NO_AUTH"`
+	AllowOrigin           []string `help:"Browser origin allowed to call /mcp, e.g. https://app.example.com (repeatable; * allows any). Requests with another Origin get 403." placeholder:"ORIGIN" envvar:"BORIS_ALLOW_ORIGINS"`
+	MaxSessions           int      `help:"Most sessions alive at once, of every kind; when full, the least recently used idle one is closed." default:"1000" envvar:"BORIS_MAX_SESSIONS"`
 	Shell                 string   `help:"Shell for the bash tool (default: /bin/bash, else /bin/sh)." envvar:"BORIS_SHELL"`
-	SessionIdleTimeout    string   `help:"Close HTTP sessions idle this long (0 = never)." default:"10m" envvar:"BORIS_SESSION_IDLE_TIMEOUT"`
+	SessionIdleTimeout    string   `help:"Close sessions idle this long, terminating their processes (0 = never)." default:"10m" envvar:"BORIS_SESSION_IDLE_TIMEOUT"`
 	LogLevel              string   `help:"Log level: debug, info, warn, error." default:"info" envvar:"BORIS_LOG_LEVEL"`
 	LogFormat             string   `help:"Log format: text or json." default:"text" envvar:"BORIS_LOG_FORMAT"`
 	Version               bool     `help:"Print the version and exit."`
@@ -228,6 +247,7 @@ func envResolver(getenv func(string) string) kong.Resolver {
 
 func (c *cli) resolve(getenv func(string) string) (*Config, error) {
 	cfg := &Config{LogFormat: c.LogFormat, Healthcheck: c.Healthcheck}
+	var err error
 	var errs []string
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
 
@@ -241,6 +261,14 @@ func (c *cli) resolve(getenv func(string) string) (*Config, error) {
 		fail("invalid --port %d: must be between 0 and 65535", c.Port)
 	}
 	cfg.Port = c.Port
+	cfg.Host, cfg.HostLoopback, err = resolveHost(c.Host)
+	if err != nil {
+		fail("invalid --host %q: %v", c.Host, err)
+	}
+	if c.MaxSessions < 1 {
+		fail("invalid --max-sessions %d: must be at least 1", c.MaxSessions)
+	}
+	cfg.MaxSessions = c.MaxSessions
 
 	if c.Timeout <= 0 {
 		fail("invalid --timeout %d: must be a positive number of seconds", c.Timeout)
@@ -259,7 +287,8 @@ func (c *cli) resolve(getenv func(string) string) (*Config, error) {
 	}
 	cfg.BackgroundTaskTimeout = time.Duration(bg) * time.Second
 
-	workdir, err := resolveDir(c.Workdir, "")
+	var workdir string
+	workdir, err = resolveDir(c.Workdir, "")
 	if err != nil {
 		fail("invalid --workdir: %v", err)
 	}
@@ -322,20 +351,7 @@ func (c *cli) resolve(getenv func(string) string) (*Config, error) {
 
 	cfg.AnthropicCompat = c.AnthropicCompat
 
-	if c.Token != "" && c.GenerateToken {
-		fail("--token and --generate-token are exclusive: give a token or ask for one to be generated, not both")
-	}
-	cfg.Token = c.Token
-	if c.GenerateToken && cfg.Transport == TransportHTTP {
-		tok, err := generateToken()
-		if err != nil {
-			fail("generate token: %v", err)
-		}
-		cfg.Token, cfg.TokenGenerated = tok, true
-	}
-	if cfg.Transport == TransportStdio {
-		cfg.Token = "" // accepted and ignored: stdio has no HTTP
-	}
+	c.resolveAuth(cfg, fail)
 
 	cfg.Shell, cfg.ShellSource, err = detectShell(c.Shell)
 	if err != nil {
@@ -373,6 +389,128 @@ func (c *cli) resolve(getenv func(string) string) (*Config, error) {
 		return nil, errors.New(strings.Join(errs, "\n"))
 	}
 	return cfg, nil
+}
+
+// resolveAuth decides how /mcp is protected: the tokens given, a generated
+// one (asked for, or because the listener is reachable beyond this machine
+// and --no-auth was not given), and the browser origins allowed.
+func (c *cli) resolveAuth(cfg *Config, fail func(string, ...any)) {
+	for _, t := range c.Token {
+		t = strings.TrimSpace(t)
+		switch {
+		case t == "":
+			continue
+		case strings.ContainsAny(t, " \t\r\n,"):
+			fail("invalid --token: a token must not contain spaces or commas (BORIS_TOKEN separates tokens with commas)")
+			continue
+		}
+		if !slices.Contains(cfg.Tokens, t) {
+			cfg.Tokens = append(cfg.Tokens, t)
+		}
+	}
+	if len(cfg.Tokens) > 0 && c.GenerateToken {
+		fail("--token and --generate-token are exclusive: give a token or ask for one to be generated, not both")
+	}
+	if c.NoAuth && (len(cfg.Tokens) > 0 || c.GenerateToken) {
+		fail("--no-auth contradicts --token/--generate-token: drop --no-auth to require the token")
+	}
+	cfg.NoAuth = c.NoAuth
+	if cfg.Transport == TransportStdio {
+		cfg.Tokens = nil // accepted and ignored: stdio has no HTTP
+		return
+	}
+	why := ""
+	switch {
+	case c.GenerateToken:
+		why = "--generate-token"
+	case len(cfg.Tokens) == 0 && !cfg.HostLoopback && !cfg.NoAuth && cfg.Host != "":
+		why = "non-loopback"
+	}
+	if why != "" && len(cfg.Tokens) == 0 {
+		tok, err := generateToken()
+		if err != nil {
+			fail("generate token: %v", err)
+		}
+		cfg.Tokens, cfg.TokenGenerated, cfg.TokenGeneratedWhy = []string{tok}, true, why
+	}
+	for _, o := range c.AllowOrigin {
+		o = strings.TrimSpace(o)
+		if o == "" {
+			continue
+		}
+		norm, err := normalizeOrigin(o)
+		if err != nil {
+			fail("invalid --allow-origin %q: %v", o, err)
+			continue
+		}
+		if !slices.Contains(cfg.AllowOrigins, norm) {
+			cfg.AllowOrigins = append(cfg.AllowOrigins, norm)
+		}
+	}
+	if slices.Contains(cfg.AllowOrigins, "*") {
+		w := "--allow-origin * lets every web page the user opens call /mcp and run commands: list the exact origins instead"
+		if len(cfg.Tokens) > 0 {
+			w = "--allow-origin * lets every web page the user opens call /mcp (the token is still required): list the exact origins instead"
+		}
+		cfg.Warnings = append(cfg.Warnings, w)
+	}
+}
+
+// normalizeOrigin checks an origin as browsers send it (scheme://host with
+// an optional port, or "null"), lower-cases what is case-insensitive and
+// drops a default port, so the comparison with the Origin header is exact.
+func normalizeOrigin(o string) (string, error) {
+	if o == "*" || o == "null" {
+		return o, nil
+	}
+	scheme, rest, ok := strings.Cut(o, "://")
+	if !ok || scheme == "" || rest == "" {
+		return "", errors.New("an origin is scheme://host[:port], e.g. https://app.example.com")
+	}
+	if strings.ContainsAny(rest, "/?#@ ") {
+		return "", errors.New("an origin has no path, query or user: scheme://host[:port] only")
+	}
+	scheme = strings.ToLower(scheme)
+	host := strings.ToLower(rest)
+	if h, port, err := net.SplitHostPort(host); err == nil {
+		if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
+			host = h
+			if strings.Contains(h, ":") {
+				host = "[" + h + "]"
+			}
+		}
+	}
+	return scheme + "://" + host, nil
+}
+
+// resolveHost checks the listen address and says whether it reaches only
+// this machine: a loopback IP, "localhost", or a name that resolves to
+// loopback addresses only. 0.0.0.0 and :: (every interface) are not.
+func resolveHost(h string) (host string, loopback bool, err error) {
+	host = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(h), "["), "]")
+	if host == "" {
+		return "", false, errors.New("empty: use 127.0.0.1 for this machine only, or 0.0.0.0 for every interface")
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return host, ip.IsLoopback(), nil
+	}
+	if strings.EqualFold(host, "localhost") {
+		return host, true, nil
+	}
+	ips, err := net.LookupIP(host)
+	if err != nil || len(ips) == 0 {
+		return "", false, fmt.Errorf("not an IP address and does not resolve: %v", err)
+	}
+	loopback = true
+	for _, ip := range ips {
+		loopback = loopback && ip.IsLoopback()
+	}
+	return host, loopback, nil
+}
+
+// ListenAddr is the host:port HTTP listens on.
+func (c *Config) ListenAddr() string {
+	return net.JoinHostPort(c.Host, strconv.Itoa(c.Port))
 }
 
 // resolveDir makes dir absolute (relative to base, or the process working

@@ -32,7 +32,8 @@ func TestDefaults(t *testing.T) {
 	wd, _ = filepath.EvalSymlinks(wd)
 	if cfg.Transport != "http" || cfg.Port != 8080 || cfg.Workdir != wd || cfg.BashTimeout != 120*time.Second ||
 		cfg.MaxFileSize != 10<<20 || !cfg.RequireViewBeforeEdit || cfg.BackgroundTaskTimeout != 0 ||
-		cfg.SessionIdleTimeout != 10*time.Minute || cfg.LogLevel != slog.LevelInfo || cfg.LogFormat != "text" || cfg.Token != "" {
+		cfg.SessionIdleTimeout != 10*time.Minute || cfg.LogLevel != slog.LevelInfo || cfg.LogFormat != "text" || len(cfg.Tokens) != 0 ||
+		cfg.Host != "127.0.0.1" || !cfg.HostLoopback || cfg.NoAuth || len(cfg.AllowOrigins) != 0 || cfg.MaxSessions != 1000 {
 		t.Fatalf("defaults: %+v", cfg)
 	}
 	if cfg.Shell != "/bin/bash" {
@@ -130,12 +131,87 @@ func TestDeprecatedAliasesAndToken(t *testing.T) {
 		t.Fatalf("env aliases: %+v", cfg)
 	}
 	cfg = mustParse(t, []string{"--generate-token"}, nil)
-	if !cfg.TokenGenerated || len(cfg.Token) != 64 {
-		t.Fatalf("token %q", cfg.Token)
+	if !cfg.TokenGenerated || len(cfg.Tokens) != 1 || len(cfg.Tokens[0]) != 64 {
+		t.Fatalf("tokens %q", cfg.Tokens)
 	}
 	cfg = mustParse(t, []string{"--transport=stdio", "--token=abc"}, nil)
-	if cfg.Token != "" {
+	if len(cfg.Tokens) != 0 {
 		t.Fatal("a token applies to stdio")
+	}
+}
+
+func TestTokens(t *testing.T) {
+	cfg := mustParse(t, []string{"--token=a1", "--token", "b2", "--token=a1"}, map[string]string{"BORIS_TOKEN": "ignored"})
+	if strings.Join(cfg.Tokens, " ") != "a1 b2" || cfg.TokenGenerated {
+		t.Fatalf("flag tokens %q", cfg.Tokens)
+	}
+	cfg = mustParse(t, nil, map[string]string{"BORIS_TOKEN": "a1, b2,,c3"})
+	if strings.Join(cfg.Tokens, " ") != "a1 b2 c3" {
+		t.Fatalf("env tokens %q", cfg.Tokens)
+	}
+	for _, bad := range [][]string{{"--token=a b"}, {"--token=x", "--generate-token"}, {"--token=x", "--no-auth"}} {
+		if _, err := parse(t, bad, nil); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestNetworkDefaults pins issue 10: loopback by default; a listener beyond
+// loopback gets a generated token unless --no-auth says the network is
+// trusted.
+func TestNetworkDefaults(t *testing.T) {
+	cases := []struct {
+		args      []string
+		env       map[string]string
+		loopback  bool
+		generated bool
+		tokens    int
+	}{
+		{nil, nil, true, false, 0},
+		{[]string{"--host=::1"}, nil, true, false, 0},
+		{[]string{"--host=[::1]"}, nil, true, false, 0},
+		{[]string{"--host=localhost"}, nil, true, false, 0},
+		{[]string{"--host=0.0.0.0"}, nil, false, true, 1},
+		{nil, map[string]string{"BORIS_HOST": "::"}, false, true, 1},
+		{[]string{"--host=0.0.0.0", "--token=t1"}, nil, false, false, 1},
+		{[]string{"--host=0.0.0.0", "--no-auth"}, nil, false, false, 0},
+		{nil, map[string]string{"BORIS_HOST": "0.0.0.0", "BORIS_NO_AUTH": "true"}, false, false, 0},
+		{[]string{"--host=0.0.0.0", "--transport=stdio"}, nil, false, false, 0},
+	}
+	for _, c := range cases {
+		cfg := mustParse(t, c.args, c.env)
+		if cfg.HostLoopback != c.loopback || cfg.TokenGenerated != c.generated || len(cfg.Tokens) != c.tokens {
+			t.Errorf("%q %v: loopback %v generated %v tokens %d", c.args, c.env, cfg.HostLoopback, cfg.TokenGenerated, len(cfg.Tokens))
+		}
+		if c.generated && cfg.TokenGeneratedWhy != "non-loopback" {
+			t.Errorf("%q: generated because %q", c.args, cfg.TokenGeneratedWhy)
+		}
+	}
+	if _, err := parse(t, []string{"--host="}, nil); err == nil {
+		t.Error("empty --host accepted")
+	}
+	if _, err := parse(t, []string{"--host=no-such-host.invalid"}, nil); err == nil {
+		t.Error("unresolvable --host accepted")
+	}
+	if got := mustParse(t, []string{"--host=::1", "--port=9"}, nil).ListenAddr(); got != "[::1]:9" {
+		t.Errorf("listen addr %q", got)
+	}
+}
+
+func TestAllowOrigins(t *testing.T) {
+	cfg := mustParse(t, []string{"--allow-origin=HTTPS://App.Example.com:443", "--allow-origin=http://127.0.0.1:3000", "--allow-origin=http://[::1]:80"}, nil)
+	want := "https://app.example.com http://127.0.0.1:3000 http://[::1]"
+	if strings.Join(cfg.AllowOrigins, " ") != want || len(cfg.Warnings) != 0 {
+		t.Fatalf("origins %q warnings %q", cfg.AllowOrigins, cfg.Warnings)
+	}
+	cfg = mustParse(t, nil, map[string]string{"BORIS_ALLOW_ORIGINS": "*,null"})
+	if strings.Join(cfg.AllowOrigins, " ") != "* null" || len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0], "every web page") {
+		t.Fatalf("origins %q warnings %q", cfg.AllowOrigins, cfg.Warnings)
+	}
+	for _, bad := range []string{"example.com", "https://example.com/path", "https://", "https://u@h"} {
+		if _, err := parse(t, []string{"--allow-origin=" + bad}, nil); err == nil {
+			t.Errorf("origin %q accepted", bad)
+		}
 	}
 }
 

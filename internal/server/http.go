@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,7 +36,7 @@ func (s *Server) Handler(metrics http.Handler) http.Handler {
 	})
 
 	root := http.NewServeMux()
-	root.Handle("/mcp", cors(s.auth(s.bodyDeadline(s.closeOnDelete(s.trackPost(mcpHandler))))))
+	root.Handle("/mcp", s.origins(s.auth(s.bodyDeadline(s.closeOnDelete(s.trackPost(mcpHandler))))))
 	root.Handle("/health", side)
 	root.Handle("/metrics", side)
 	return root
@@ -151,37 +152,88 @@ func (s *Server) bodyDeadline(next http.Handler) http.Handler {
 	})
 }
 
-// auth requires the bearer token on every request when one is configured.
+// auth requires one of the bearer tokens on every request when any is
+// configured. Every token is compared, in constant time, whichever matches.
 func (s *Server) auth(next http.Handler) http.Handler {
-	if s.deps.Config.Token == "" {
+	if len(s.deps.Config.Tokens) == 0 {
 		return next
 	}
-	want := sha256.Sum256([]byte(s.deps.Config.Token))
+	wants := make([][sha256.Size]byte, len(s.deps.Config.Tokens))
+	for i, t := range s.deps.Config.Tokens {
+		wants[i] = sha256.Sum256([]byte(t))
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The scheme is case-insensitive (RFC 9110 §11.1); the token is not.
 		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
-		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+		match := 0
+		for i := range wants {
+			match |= subtle.ConstantTimeCompare(sum[:], wants[i][:])
+		}
+		if !strings.EqualFold(scheme, "Bearer") || match != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="boris"`)
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = w.Write([]byte(`{"error":"unauthorized"}` + "\n"))
+			writeJSONError(w, http.StatusUnauthorized, "unauthorized", "")
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// cors lets browser MCP clients call /mcp: preflights are answered here
-// (they carry no credentials) and the session header is exposed.
-func cors(next http.Handler) http.Handler {
+// writeJSONError answers with a JSON body {"error": code[, "message": msg]}.
+func writeJSONError(w http.ResponseWriter, status int, code, msg string) {
+	body := map[string]string{"error": code}
+	if msg != "" {
+		body["message"] = msg
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+// Header lists for browser clients: what a preflight may ask to send, and
+// what a page may read from a response.
+const (
+	corsAllowHeaders  = "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID"
+	corsExposeHeaders = "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate"
+)
+
+// origins refuses browser requests from origins the operator did not list.
+// A request with an Origin header comes from a web page; unless that exact
+// origin is in --allow-origin it gets 403 (a preflight too, and without CORS
+// headers), so no page the user happens to open can drive the tools. A
+// request without Origin (every non-browser client) passes untouched. For a
+// listed origin the CORS headers name it; "*" is sent only when "*" itself
+// is listed.
+func (s *Server) origins(next http.Handler) http.Handler {
+	allowed := map[string]bool{}
+	for _, o := range s.deps.Config.AllowOrigins {
+		allowed[o] = true
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
 		h := w.Header()
-		h.Set("Access-Control-Allow-Origin", "*")
-		h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate")
+		h.Add("Vary", "Origin")
+		allow := ""
+		switch {
+		case allowed[strings.ToLower(origin)]:
+			allow = origin
+		case allowed["*"]:
+			allow = "*"
+		default:
+			s.deps.Logger.Warn("refused a request from a browser origin not in --allow-origin", "origin", origin, "method", r.Method)
+			writeJSONError(w, http.StatusForbidden, "origin_not_allowed",
+				"requests from origin "+strconv.Quote(origin)+" are refused; the operator can allow it with --allow-origin")
+			return
+		}
+		h.Set("Access-Control-Allow-Origin", allow)
+		h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
 		if r.Method == http.MethodOptions {
 			h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
-			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID")
+			h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
 			h.Set("Access-Control-Max-Age", "86400")
 			w.WriteHeader(http.StatusNoContent)
 			return
