@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -75,7 +76,7 @@ run();
 type attackSite struct {
 	srv     *httptest.Server
 	reports chan string
-	target  string // boris's /mcp, set before each visit
+	target  atomic.Value // boris's /mcp (a string), set before each visit
 	marker  string
 }
 
@@ -86,7 +87,7 @@ func newAttackSite(t *testing.T, marker string) *attackSite {
 		switch r.URL.Path {
 		case "/":
 			w.Header().Set("Content-Type", "text/html")
-			fmt.Fprintf(w, attackPage, a.target, a.marker)
+			fmt.Fprintf(w, attackPage, a.target.Load(), a.marker)
 		case "/report":
 			b, _ := io.ReadAll(r.Body)
 			select {
@@ -108,7 +109,7 @@ func (a *attackSite) origin() string { return a.srv.URL }
 // what the page reported.
 func (a *attackSite) visit(t *testing.T, target string) string {
 	t.Helper()
-	a.target = target
+	a.target.Store(target)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, chromiumPath(t), "--headless=new", "--no-sandbox", "--disable-gpu",

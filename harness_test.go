@@ -150,23 +150,59 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.next.RoundTrip(r)
 }
 
+// handshakeEra is the handshake-era revision tests pin clients to; the
+// go-sdk client's default is the stateless revision.
+const (
+	handshakeEra  = "2025-11-25"
+	statelessEra  = "2026-07-28"
+	defaultClient = ""
+)
+
 func connectHTTP(t *testing.T, url, token string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	return connectHTTPAt(t, url, token, defaultClient, opts)
+}
+
+// connectHTTPAt connects over streamable HTTP at a protocol revision
+// (defaultClient: the client's own choice) and checks what was negotiated.
+func connectHTTPAt(t *testing.T, url, token, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	hc := &http.Client{}
 	if token != "" {
 		hc.Transport = bearer{token: token, next: http.DefaultTransport}
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "boris-test", Version: "1"}, opts).
-		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: hc}, nil)
+		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
 	t.Cleanup(func() { cs.Close() })
+	checkNegotiated(t, cs, version)
 	return cs
+}
+
+// checkNegotiated fails unless the session speaks the revision asked for,
+// or the stateless one when the client chose.
+func checkNegotiated(t *testing.T, cs *mcp.ClientSession, version string) {
+	t.Helper()
+	want := version
+	if want == defaultClient {
+		want = statelessEra
+	}
+	if got := cs.InitializeResult().ProtocolVersion; got != want {
+		t.Fatalf("negotiated protocol %s, want %s", got, want)
+	}
 }
 
 // connectStdio starts the boris binary in stdio mode.
 func connectStdio(t *testing.T, dir string, args ...string) (*mcp.ClientSession, *exec.Cmd, *logBuffer) {
+	t.Helper()
+	return connectStdioAt(t, dir, defaultClient, args...)
+}
+
+// connectStdioAt starts the boris binary in stdio mode and connects at a
+// protocol revision (defaultClient: the client's own choice).
+func connectStdioAt(t *testing.T, dir, version string, args ...string) (*mcp.ClientSession, *exec.Cmd, *logBuffer) {
 	t.Helper()
 	cmd := exec.Command(binPath, append([]string{"--transport=stdio", "--workdir=" + dir, "--log-level=debug"}, args...)...)
 	logs := &logBuffer{}
@@ -181,10 +217,11 @@ func connectStdio(t *testing.T, dir string, args ...string) (*mcp.ClientSession,
 		}
 	}()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "boris-test", Version: "1"}, nil).
-		Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
+		Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect stdio: %v\n%s", err, logs)
 	}
+	checkNegotiated(t, cs, version)
 	return cs, cmd, logs
 }
 

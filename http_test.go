@@ -184,8 +184,7 @@ func TestFileToolsThroughMCP(t *testing.T) {
 	mustErr(t, cs, "view", map[string]any{"path": "other.txt", "view_range": []int{5, 9}}, "INVALID_INPUT")
 
 	// The viewed set is per session.
-	other := connectHTTP(t, p.url, "", nil)
-	mustErr(t, other, "str_replace", map[string]any{"path": "other.txt", "old_str": "y", "new_str": "z"}, "FILE_NOT_VIEWED")
+	mustErr(t, cs, "str_replace", map[string]any{"path": "other.txt", "old_str": "y", "new_str": "z", "session": "new"}, "FILE_NOT_VIEWED")
 
 	// An image comes back as ImageContent.
 	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89")
@@ -242,9 +241,10 @@ func TestEditorMatchesSplitTools(t *testing.T) {
 	mustErr(t, cc, "str_replace_editor", map[string]any{"command": "create", "path": "h.txt"}, "INVALID_INPUT")
 }
 
+// Handshake era: each Mcp-Session-Id connection is its own session.
 func TestSessionsAreIndependent(t *testing.T) {
 	p := startInProcess(t)
-	a, b := connectHTTP(t, p.url, "", nil), connectHTTP(t, p.url, "", nil)
+	a, b := connectHTTPAt(t, p.url, "", handshakeEra, nil), connectHTTPAt(t, p.url, "", handshakeEra, nil)
 	if a.ID() == "" || a.ID() == b.ID() {
 		t.Fatalf("session ids %q %q", a.ID(), b.ID())
 	}
@@ -401,9 +401,10 @@ func TestCancellationKillsTheCommand(t *testing.T) {
 	waitGone(t, 7*time.Second, pid)
 }
 
+// Handshake era: the client's DELETE ends its connection's session.
 func TestDeleteClosesSession(t *testing.T) {
 	p := startInProcess(t)
-	cs := connectHTTP(t, p.url, "", nil)
+	cs := connectHTTPAt(t, p.url, "", handshakeEra, nil)
 	mustOK(t, cs, "bash", map[string]any{"command": "sleep 300 & echo $! > left.pid"})
 	mustOK(t, cs, "bash", map[string]any{"command": "echo $$ > bg.pid; exec sleep 300", "run_in_background": true})
 	pids := []int{readPid(t, filepath.Join(p.dir, "left.pid")), readPid(t, filepath.Join(p.dir, "bg.pid"))}
@@ -435,9 +436,10 @@ func TestShutdownKillsEverything(t *testing.T) {
 	waitGone(t, time.Second, pids...)
 }
 
+// Handshake era: an idle connection is closed with its session.
 func TestIdleSessionIsClosed(t *testing.T) {
 	p := startInProcess(t, "--session-idle-timeout=1s")
-	cs := connectHTTP(t, p.url, "", nil)
+	cs := connectHTTPAt(t, p.url, "", handshakeEra, nil)
 	mustOK(t, cs, "bash", map[string]any{"command": "echo $$ > bg.pid; exec sleep 300", "run_in_background": true})
 	pid := readPid(t, filepath.Join(p.dir, "bg.pid"))
 	waitGone(t, 8*time.Second, pid)
@@ -459,7 +461,7 @@ func TestIdleSessionIsClosed(t *testing.T) {
 // leave the command running.
 func TestDroppedConnectionKillsTheCommand(t *testing.T) {
 	p := startInProcess(t)
-	cs := connectHTTP(t, p.url, "", nil)
+	cs := connectHTTPAt(t, p.url, "", handshakeEra, nil)
 	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo $$ > fg.pid; exec sleep 300"}}}`
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "POST", p.url+"/mcp", strings.NewReader(body))

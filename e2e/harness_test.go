@@ -251,22 +251,11 @@ func (s *server) connect(t *testing.T) *mcp.ClientSession {
 	return connect(t, s.url, s.token)
 }
 
-// connect opens an MCP session over streamable HTTP.
+// connect opens an MCP session over streamable HTTP at the client's
+// default protocol revision (2026-07-28).
 func connect(t *testing.T, url, token string) *mcp.ClientSession {
 	t.Helper()
-	hc := &http.Client{}
-	if token != "" {
-		hc.Transport = bearer{token: token, next: http.DefaultTransport}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "boris-e2e", Version: "1"}, nil).
-		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: hc}, nil)
-	if err != nil {
-		t.Fatalf("connect %s/mcp: %v", url, err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return connectAt(t, url, token, "")
 }
 
 // call invokes a tool and returns its text and IsError; a protocol error

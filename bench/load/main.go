@@ -4,7 +4,7 @@
 // they must be back at the idle baseline (the run fails otherwise). It also
 // measures idle memory per session and the time from start to healthy.
 //
-//	go run ./bench/load [-sessions 50,200] [-duration 20s]
+//	go run ./bench/load [-sessions 50,200] [-duration 20s] [-era stateless|handshake]
 package main
 
 import (
@@ -38,7 +38,16 @@ func main() {
 	mix := flag.String("tools", "bash,view,grep,find,str_replace,create_file", "the tools each session calls, in this order, round after round")
 	startups := flag.Int("startups", 20, "start-ups to time (0: skip)")
 	bin := flag.String("bin", "", "boris binary (default: build from the repository)")
+	eraFlag := flag.String("era", "stateless", "protocol era of the clients: stateless (2026-07-28: each worker mints a session handle, sessions end by the idle timeout) or handshake (2025-11-25: each worker's connection is its session, ended by DELETE)")
 	flag.Parse()
+	switch *eraFlag {
+	case "stateless":
+		clientVersion, idleTimeout = "", "2s"
+	case "handshake":
+		clientVersion, idleTimeout = "2025-11-25", "0"
+	default:
+		log.Fatalf("-era: stateless or handshake, not %q", *eraFlag)
+	}
 
 	tmp, err := os.MkdirTemp("", "boris-load")
 	if err != nil {
@@ -76,6 +85,11 @@ func main() {
 	}
 }
 
+// clientVersion is the revision clients ask for ("": the client's default,
+// 2026-07-28), and idleTimeout the server's --session-idle-timeout under
+// load: stateless sessions end only by idling.
+var clientVersion, idleTimeout string
+
 // server is a running boris.
 type server struct {
 	cmd *exec.Cmd
@@ -85,8 +99,8 @@ type server struct {
 
 var listenRe = regexp.MustCompile(`msg=listening addr=\S*:(\d+)`)
 
-func start(bin, workdir string, extra ...string) *server {
-	cmd := exec.Command(bin, append([]string{"--port=0", "--workdir=" + workdir, "--log-level=info", "--session-idle-timeout=0"}, extra...)...)
+func start(bin, workdir, idle string) *server {
+	cmd := exec.Command(bin, "--port=0", "--workdir="+workdir, "--log-level=info", "--session-idle-timeout="+idle)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		log.Fatal(err)
@@ -200,8 +214,11 @@ func countChildren(pid int) int {
 
 func connect(url string, hc *http.Client) (*mcp.ClientSession, error) {
 	return mcp.NewClient(&mcp.Implementation{Name: "load", Version: "1"}, nil).
-		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: hc}, nil)
+		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: hc},
+			&mcp.ClientSessionOptions{ProtocolVersion: clientVersion})
 }
+
+var handleRe = regexp.MustCompile(`session: (s_\S+)\n`)
 
 // makeTree writes a shared tree to search and one directory per session.
 func makeTree(dir string, sessions int) {
@@ -255,7 +272,16 @@ func (s *stats) add(tool string, d time.Duration, err error) {
 // worker runs one session's mix of tools until the deadline.
 func worker(cs *mcp.ClientSession, i int, mix []string, deadline time.Time, st *stats, failures *atomic.Int64) {
 	dir := fmt.Sprintf("s%d", i)
+	// Over the stateless revision each worker is an agent with a session
+	// of its own: its first call asks for a new one, the rest name it.
+	handle := ""
+	if cs.InitializeResult().ProtocolVersion >= "2026-07-28" {
+		handle = "new"
+	}
 	callTool := func(name string, args map[string]any) {
+		if handle != "" {
+			args["session"] = handle
+		}
 		start := time.Now()
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 		if err == nil && res.IsError {
@@ -263,6 +289,10 @@ func worker(cs *mcp.ClientSession, i int, mix []string, deadline time.Time, st *
 		}
 		if err != nil {
 			failures.Add(1)
+		} else if handle == "new" {
+			if m := handleRe.FindStringSubmatch(text(res)); m != nil {
+				handle = m[1]
+			}
 		}
 		st.add(name, time.Since(start), err)
 	}
@@ -310,7 +340,7 @@ func text(res *mcp.CallToolResult) string {
 func runLoad(bin, tmp string, n int, d time.Duration, mix []string) bool {
 	dir := filepath.Join(tmp, fmt.Sprintf("tree-%d", n))
 	makeTree(dir, n)
-	srv := start(bin, dir)
+	srv := start(bin, dir, idleTimeout)
 	defer srv.stop()
 	transport := &http.Transport{MaxIdleConnsPerHost: n * 2, MaxConnsPerHost: 0}
 	hc := &http.Client{Transport: transport}
@@ -443,7 +473,7 @@ func mb(kb int) string { return fmt.Sprintf("%.1f MB", float64(kb)/1024) }
 func idleMemory(bin, tmp string, n int) {
 	dir := filepath.Join(tmp, "idle")
 	os.MkdirAll(dir, 0o755)
-	srv := start(bin, dir)
+	srv := start(bin, dir, "0")
 	defer srv.stop()
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	warm, _ := connect(srv.url, hc)
@@ -456,7 +486,11 @@ func idleMemory(bin, tmp string, n int) {
 		if err != nil {
 			log.Fatal(err)
 		}
-		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "view", Arguments: map[string]any{"path": "."}}); err != nil {
+		args := map[string]any{"path": "."}
+		if clientVersion == "" {
+			args["session"] = "new" // one session per agent, as a connection is in the handshake era
+		}
+		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "view", Arguments: args}); err != nil {
 			log.Fatal(err)
 		}
 		sessions = append(sessions, cs)

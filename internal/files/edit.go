@@ -37,7 +37,7 @@ func (s *Service) StrReplace(c Ctx, path, old, new string, all bool) (string, er
 	}
 	unlock := s.locks.lock(t.Resolved)
 	defer unlock()
-	data, real, err := s.readForEdit(t)
+	data, real, err := s.readForEdit(c, t)
 	if err != nil {
 		return "", err
 	}
@@ -69,10 +69,9 @@ func (s *Service) StrReplace(c Ctx, path, old, new string, all bool) (string, er
 		return "", codes.Errorf(codes.FileTooLarge, "the edited %s would be %s, over the %s limit (--max-file-size); the file is unchanged", t.Path, HumanSize(int64(len(updated))), HumanSize(s.opts.MaxFileSize))
 	}
 	t.Resolved = real
-	if err := s.write(t, []byte(updated), false); err != nil {
+	if err := s.write(c, t, []byte(updated), false); err != nil {
 		return "", err
 	}
-	s.markEdited(c, t)
 
 	firstLine := strings.Count(content[:first], "\n") + 1
 	lastLine := firstLine + strings.Count(n, "\n")
@@ -104,10 +103,14 @@ func (s *Service) Create(c Ctx, path, content string) (string, error) {
 	}
 	unlock := s.locks.lock(t.Resolved)
 	defer unlock()
-	if err := s.write(t, []byte(content), true); err != nil {
+	if t.Exists {
+		if err := s.checkFreshOnDisk(c, t); err != nil {
+			return "", err
+		}
+	}
+	if err := s.write(c, t, []byte(content), true); err != nil {
 		return "", err
 	}
-	s.markEdited(c, t)
 	verb := "Created"
 	if t.Exists {
 		verb = "Overwrote"
@@ -132,7 +135,7 @@ func (s *Service) Insert(c Ctx, path string, after int, text string) (string, er
 	}
 	unlock := s.locks.lock(t.Resolved)
 	defer unlock()
-	data, real, err := s.readForEdit(t)
+	data, real, err := s.readForEdit(c, t)
 	if err != nil {
 		return "", err
 	}
@@ -163,21 +166,29 @@ func (s *Service) Insert(c Ctx, path string, after int, text string) (string, er
 		return "", codes.Errorf(codes.FileTooLarge, "the edited %s would be %s, over the %s limit (--max-file-size); the file is unchanged", t.Path, HumanSize(int64(b.Len())), HumanSize(s.opts.MaxFileSize))
 	}
 	t.Resolved = real
-	if err := s.write(t, b.Bytes(), false); err != nil {
+	if err := s.write(c, t, b.Bytes(), false); err != nil {
 		return "", err
 	}
-	s.markEdited(c, t)
 	inserted := strings.Count(text, "\n")
 	return fmt.Sprintf("Inserted %d line%s after line %d of %s. Here is a snippet of the result (cat -n format):\n%s",
 		inserted, plural(inserted), after, t.Path, snippet(b.String(), after+1, after+inserted)), nil
 }
 
-// markEdited records an edited or created file as viewed: the session now
-// knows its content.
-func (s *Service) markEdited(c Ctx, t scope.Target) {
-	if c.Viewed != nil {
-		c.Viewed.MarkViewed(t.Resolved)
+// checkFreshOnDisk is checkFresh for an overwrite, which does not read the
+// file: it looks at the file as it is now.
+func (s *Service) checkFreshOnDisk(c Ctx, t scope.Target) error {
+	if !s.opts.RequireViewBeforeEdit || c.Viewed == nil {
+		return nil
 	}
+	f, _, fi, err := s.openFile(t)
+	if err != nil {
+		return nil // gone or unreadable: the write decides
+	}
+	defer f.Close()
+	if !fi.Mode().IsRegular() {
+		return nil
+	}
+	return s.checkFresh(c, t, fi)
 }
 
 func plural(n int) string {

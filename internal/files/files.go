@@ -29,10 +29,29 @@ const (
 	sniffLen       = 8 << 10
 )
 
-// Viewed is a session's set of viewed files (resolved paths).
+// Viewed is a session's record of the files it has viewed (by resolved
+// path) and of what each was like then.
 type Viewed interface {
-	MarkViewed(path string)
-	HasViewed(path string) bool
+	MarkViewed(path string, st Stamp)
+	ViewedStamp(path string) (Stamp, bool)
+}
+
+// Stamp identifies a version of a file: the same stamp later means nobody
+// has replaced or written it since (an atomic replace makes a new inode, a
+// write changes the size or the modification time, kept in nanoseconds).
+type Stamp struct {
+	Dev, Ino uint64
+	Size     int64
+	ModNanos int64
+}
+
+// StampOf returns the stamp of a file's info.
+func StampOf(fi os.FileInfo) Stamp {
+	st := Stamp{Size: fi.Size(), ModNanos: fi.ModTime().UnixNano()}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		st.Dev, st.Ino = uint64(sys.Dev), sys.Ino
+	}
+	return st
 }
 
 // Ctx is the session side of a call: where relative paths start and which
@@ -160,8 +179,9 @@ func (s *Service) tooLarge(path string, size int64) error {
 		path, HumanSize(size), HumanSize(s.opts.MaxFileSize))
 }
 
-// readForEdit reads a whole text file that is about to be edited.
-func (s *Service) readForEdit(t scope.Target) ([]byte, string, error) {
+// readForEdit reads a whole text file that is about to be edited, after
+// checking that it is the version this session viewed (see checkFresh).
+func (s *Service) readForEdit(c Ctx, t scope.Target) ([]byte, string, error) {
 	f, real, fi, err := s.openFile(t)
 	if err != nil {
 		return nil, "", err
@@ -172,6 +192,9 @@ func (s *Service) readForEdit(t scope.Target) ([]byte, string, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, "", codes.Errorf(codes.InvalidInput, "%s is not a regular file", t.Path)
+	}
+	if err := s.checkFresh(c, t, fi); err != nil {
+		return nil, "", err
 	}
 	if fi.Size() > s.opts.MaxFileSize {
 		return nil, "", s.tooLarge(t.Path, fi.Size())
@@ -189,10 +212,15 @@ func (s *Service) readForEdit(t scope.Target) ([]byte, string, error) {
 	return data, real, nil
 }
 
-// write replaces a file atomically and maps failures.
-func (s *Service) write(t scope.Target, data []byte, newFile bool) error {
-	err := s.opts.Policy.WriteAtomic(t, data, scope.WriteOptions{NewFileMode: 0o644, MkdirParents: newFile})
+// write replaces a file atomically, maps failures, and records the new
+// version as this session's: its own edit does not make the file stale.
+func (s *Service) write(c Ctx, t scope.Target, data []byte, newFile bool) error {
+	var written fs.FileInfo
+	err := s.opts.Policy.WriteAtomic(t, data, scope.WriteOptions{NewFileMode: 0o644, MkdirParents: newFile, Written: &written})
 	if err == nil {
+		if c.Viewed != nil && written != nil {
+			c.Viewed.MarkViewed(t.Resolved, StampOf(written))
+		}
 		return nil
 	}
 	var denied *scope.DeniedError
@@ -211,12 +239,42 @@ func (s *Service) write(t scope.Target, data []byte, newFile bool) error {
 	return codes.Errorf(codes.IOError, "write %s: %v; the file is unchanged", t.Path, unwrapPathError(err))
 }
 
-// checkViewed enforces view-before-edit.
+// checkViewed enforces view-before-edit: the file must have been viewed in
+// this session. It runs before anything is read or written.
 func (s *Service) checkViewed(c Ctx, t scope.Target, what string) error {
-	if !s.opts.RequireViewBeforeEdit || c.Viewed == nil || c.Viewed.HasViewed(t.Resolved) {
+	if !s.opts.RequireViewBeforeEdit || c.Viewed == nil {
+		return nil
+	}
+	if _, ok := c.Viewed.ViewedStamp(t.Resolved); ok {
 		return nil
 	}
 	return codes.Errorf(codes.FileNotViewed, "%s has not been viewed in this session; view it first so the %s is based on its current content", t.Path, what)
+}
+
+// checkFresh refuses to edit a file that changed on disk since this session
+// viewed it (or last edited it): the edit would be based on stale content.
+// fi is the info of the file about to be edited, taken under the edit lock.
+func (s *Service) checkFresh(c Ctx, t scope.Target, fi os.FileInfo) error {
+	if !s.opts.RequireViewBeforeEdit || c.Viewed == nil {
+		return nil
+	}
+	seen, ok := c.Viewed.ViewedStamp(t.Resolved)
+	if !ok {
+		return s.checkViewed(c, t, "edit")
+	}
+	now := StampOf(fi)
+	if now == seen {
+		return nil
+	}
+	what := "was replaced"
+	switch {
+	case now.Dev != seen.Dev || now.Ino != seen.Ino:
+	case now.Size != seen.Size:
+		what = fmt.Sprintf("was modified (%d bytes then, %d now)", seen.Size, now.Size)
+	default:
+		what = "was modified (its modification time changed)"
+	}
+	return codes.Errorf(codes.FileChangedSinceView, "%s %s on disk since this session last viewed or edited it, by a command or another client; view it again so the edit is based on its current content. Nothing was changed", t.Path, what)
 }
 
 // HumanSize formats a byte count with 1024-based units.

@@ -21,14 +21,27 @@ import (
 
 type viewedSet struct {
 	mu sync.Mutex
-	m  map[string]bool
+	m  map[string]Stamp
 }
 
-func (v *viewedSet) MarkViewed(p string) { v.mu.Lock(); v.m[p] = true; v.mu.Unlock() }
-func (v *viewedSet) HasViewed(p string) bool {
+func (v *viewedSet) MarkViewed(p string, st Stamp) { v.mu.Lock(); v.m[p] = st; v.mu.Unlock() }
+func (v *viewedSet) ViewedStamp(p string) (Stamp, bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	return v.m[p]
+	st, ok := v.m[p]
+	return st, ok
+}
+
+func (v *viewedSet) has(p string) bool { _, ok := v.ViewedStamp(p); return ok }
+
+// see records p as viewed as it is now, as a view of it would.
+func (v *viewedSet) see(t testing.TB, p string) {
+	t.Helper()
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.MarkViewed(p, StampOf(fi))
 }
 
 type fixture struct {
@@ -52,7 +65,7 @@ func newFixture(t testing.TB, allow bool, deny ...string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := &viewedSet{m: map[string]bool{}}
+	v := &viewedSet{m: map[string]Stamp{}}
 	return &fixture{
 		dir:    dir,
 		svc:    New(Options{Policy: pol, MaxFileSize: 1 << 20, RequireViewBeforeEdit: true}),
@@ -239,7 +252,7 @@ func TestViewMarksResolvedPath(t *testing.T) {
 	if _, err := f.svc.View(f.c, "alias.txt", nil); err != nil {
 		t.Fatal(err)
 	}
-	if !f.viewed.HasViewed(real) {
+	if !f.viewed.has(real) {
 		t.Fatalf("viewed set %v lacks %s", f.viewed.m, real)
 	}
 	// So editing through the real name works without another view.
@@ -342,7 +355,7 @@ func TestCreate(t *testing.T) {
 	}
 	_, err = f.svc.Create(f.c, "existing.sh", "x")
 	wantCode(t, err, codes.FileNotViewed)
-	f.viewed.MarkViewed(p)
+	f.viewed.see(t, p)
 	if _, err := f.svc.Create(f.c, "existing.sh", "#!/bin/sh\necho hi\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +376,7 @@ func TestCreate(t *testing.T) {
 func TestInsert(t *testing.T) {
 	f := newFixture(t, true)
 	f.write(t, "f.txt", "a\nb")
-	f.viewed.MarkViewed(filepath.Join(f.dir, "f.txt"))
+	f.viewed.see(t, filepath.Join(f.dir, "f.txt"))
 	tests := []struct {
 		after int
 		text  string
@@ -413,7 +426,7 @@ func TestReaderNeverSeesPartialWrite(t *testing.T) {
 	a := strings.Repeat("A", 256<<10)
 	b := strings.Repeat("B", 256<<10)
 	p := f.write(t, "big.txt", a)
-	f.viewed.MarkViewed(p)
+	f.viewed.see(t, p)
 	var stop atomic.Bool
 	var bad atomic.Value
 	var wg sync.WaitGroup
@@ -526,7 +539,7 @@ func TestDiskFull(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
 	pol, _ := scope.New([]string{dir}, nil, dir)
-	v := &viewedSet{m: map[string]bool{}}
+	v := &viewedSet{m: map[string]Stamp{}}
 	svc := New(Options{Policy: pol, MaxFileSize: 1 << 20, RequireViewBeforeEdit: false})
 	c := Ctx{Cwd: dir, Viewed: v}
 	orig := strings.Repeat("original line\n", 1500) // ~21 KB
@@ -568,4 +581,77 @@ func TestFileBecameDirectory(t *testing.T) {
 	wantCode(t, err, codes.InvalidInput, "directory")
 	_, err = f.svc.Create(f.c, "x", "new")
 	wantCode(t, err, codes.InvalidInput, "directory")
+}
+
+// TestEditRefusesStaleView: an edit needs the file as this session last saw
+// it; a change on disk since (a command, another client) is refused until
+// the file is viewed again, and nothing is written.
+func TestEditRefusesStaleView(t *testing.T) {
+	f := newFixture(t, true)
+	p := f.write(t, "f.txt", "one\ntwo\n")
+	view := func() {
+		t.Helper()
+		if _, err := f.svc.View(f.c, "f.txt", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	view()
+	changes := []struct {
+		name   string
+		change func()
+		msg    string
+	}{
+		{"rewritten longer", func() { writeFile(t, p, "one\ntwo\nthree\n") }, "bytes then"},
+		{"replaced by rename", func() {
+			writeFile(t, p+".tmp", "one\nTWO\n")
+			if err := os.Rename(p+".tmp", p); err != nil {
+				t.Fatal(err)
+			}
+		}, "was replaced"},
+		{"same size, new time", func() {
+			writeFile(t, p, "one\nTwo\n")
+			if err := os.Chtimes(p, time.Now(), time.Now().Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+		}, "modification time"},
+	}
+	for _, c := range changes {
+		view()
+		c.change()
+		before := f.read(t, "f.txt")
+		_, err := f.svc.StrReplace(f.c, "f.txt", "one", "1", false)
+		wantCode(t, err, codes.FileChangedSinceView, c.msg)
+		_, err = f.svc.Insert(f.c, "f.txt", 0, "x")
+		wantCode(t, err, codes.FileChangedSinceView)
+		_, err = f.svc.Create(f.c, "f.txt", "overwritten\n")
+		wantCode(t, err, codes.FileChangedSinceView)
+		if f.read(t, "f.txt") != before {
+			t.Fatalf("%s: a refused edit changed the file", c.name)
+		}
+	}
+	// Viewed again: edits work, and the session's own edits keep it fresh.
+	view()
+	for _, edit := range []func() error{
+		func() error { _, err := f.svc.StrReplace(f.c, "f.txt", "one", "1", false); return err },
+		func() error { _, err := f.svc.Insert(f.c, "f.txt", 0, "top"); return err },
+		func() error { _, err := f.svc.Create(f.c, "f.txt", "fresh\n"); return err },
+		func() error { _, err := f.svc.StrReplace(f.c, "f.txt", "fresh", "again", false); return err },
+	} {
+		if err := edit(); err != nil {
+			t.Fatalf("edit after the session's own edit: %v", err)
+		}
+	}
+	// Without view-before-edit, nothing is checked.
+	loose := New(Options{Policy: f.svc.opts.Policy, MaxFileSize: 1 << 20})
+	writeFile(t, p, "changed behind its back\n")
+	if _, err := loose.StrReplace(f.c, "f.txt", "changed", "edited", false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeFile(t *testing.T, p, content string) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -94,9 +94,10 @@ func (s *Service) View(c Ctx, path string, rng *Range) (*ViewResult, error) {
 		res = &ViewResult{Text: text}
 	}
 	if c.Viewed != nil {
-		c.Viewed.MarkViewed(real)
+		st := StampOf(fi)
+		c.Viewed.MarkViewed(real, st)
 		if real != t.Resolved {
-			c.Viewed.MarkViewed(t.Resolved)
+			c.Viewed.MarkViewed(t.Resolved, st)
 		}
 	}
 	return res, nil

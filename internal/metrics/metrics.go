@@ -20,6 +20,7 @@ type Metrics struct {
 	sessions     prometheus.Gauge
 	tasks        prometheus.Gauge
 	timeouts     prometheus.Counter
+	requests     *prometheus.CounterVec
 }
 
 // New registers boris's collectors, the build info, and the Go runtime and
@@ -38,7 +39,7 @@ func New(version string) *Metrics {
 		}, []string{"tool"}),
 		sessions: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "boris_sessions_active",
-			Help: "MCP sessions currently open.",
+			Help: "Sessions currently open (default, minted and Mcp-Session-Id ones).",
 		}),
 		tasks: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "boris_background_tasks_running",
@@ -48,6 +49,10 @@ func New(version string) *Metrics {
 			Name: "boris_bash_timeouts_total",
 			Help: "Foreground bash commands terminated by their timeout.",
 		}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "boris_mcp_requests_total",
+			Help: "MCP requests by method and protocol era (stateless: 2026-07-28 and later; handshake: the revisions before).",
+		}, []string{"method", "era"}),
 	}
 	build := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "boris_build_info",
@@ -55,7 +60,7 @@ func New(version string) *Metrics {
 		ConstLabels: prometheus.Labels{"version": version},
 	})
 	build.Set(1)
-	m.reg.MustRegister(m.toolCalls, m.toolDuration, m.sessions, m.tasks, m.timeouts, build,
+	m.reg.MustRegister(m.toolCalls, m.toolDuration, m.sessions, m.tasks, m.timeouts, m.requests, build,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -84,3 +89,6 @@ func (m *Metrics) SessionClosed() { m.sessions.Dec() }
 
 // TaskChange tracks running background tasks (+1 on start, -1 on end).
 func (m *Metrics) TaskChange(delta int) { m.tasks.Add(float64(delta)) }
+
+// Request counts one MCP request by method and protocol era.
+func (m *Metrics) Request(method, era string) { m.requests.WithLabelValues(method, era).Inc() }

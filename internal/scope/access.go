@@ -156,6 +156,10 @@ type WriteOptions struct {
 	NewFileMode fs.FileMode
 	// MkdirParents creates missing parent directories (0755).
 	MkdirParents bool
+	// Written, if set, receives the new file's info, taken from the file
+	// itself before it replaces the target (so a change made by someone
+	// else right after the rename is not mistaken for this write).
+	Written *fs.FileInfo
 }
 
 // WriteAtomic replaces the target's content with data: a temporary file is
@@ -257,6 +261,11 @@ func (p *Policy) WriteAtomic(t Target, data []byte, opts WriteOptions) (err erro
 	}
 	if err = f.Sync(); err != nil {
 		return err
+	}
+	if opts.Written != nil {
+		if *opts.Written, err = f.Stat(); err != nil {
+			return err
+		}
 	}
 	if err = f.Close(); err != nil {
 		return err

@@ -1,11 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -13,13 +16,19 @@ import (
 	"strings"
 	"time"
 
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/boris-mcp/boris/internal/session"
 )
 
-// Handler returns the HTTP handler: /mcp behind auth and CORS, and beside
-// it, on a mux no auth wraps, /health and (when given) /metrics.
+// Handler returns the HTTP handler: /mcp behind the Origin check and auth,
+// and beside it, on a mux no auth wraps, /health and (when given) /metrics.
+//
+// /mcp serves both protocol eras with the one mcp.Server: requests at the
+// stateless revision (2026-07-28 or later) and server/discover go to the
+// SDK's stateless handler, which sets and reads no Mcp-Session-Id and
+// answers GET and DELETE with 405; everything else — initialize, then
+// requests naming their Mcp-Session-Id — goes to the stateful handler, as
+// handshake-era clients expect.
 func (s *Server) Handler(metrics http.Handler) http.Handler {
 	side := http.NewServeMux()
 	side.HandleFunc("GET /health", s.health)
@@ -27,54 +36,91 @@ func (s *Server) Handler(metrics http.Handler) http.Handler {
 		side.Handle("GET /metrics", metrics)
 	}
 
-	maxBody := 2*s.deps.Config.MaxFileSize + 1<<20 // a create_file of the largest file, JSON-escaped
-	mcpHandler := mcp.NewStreamableHTTPHandler(s.serverFor, &mcp.StreamableHTTPOptions{
-		SessionTimeout:               s.deps.Config.SessionIdleTimeout,
+	maxBody := s.maxBody()
+	getServer := func(*http.Request) *mcp.Server { return s.mcp }
+	stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		SessionTimeout:      s.deps.Config.SessionIdleTimeout,
+		Logger:              s.sdkLogger,
+		MaxRequestBodyBytes: maxBody,
+	})
+	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Stateless:                    true,
 		Logger:                       s.sdkLogger,
 		MaxRequestBodyBytes:          maxBody,
 		PropagateRequestCancellation: true,
 	})
 
 	root := http.NewServeMux()
-	root.Handle("/mcp", s.origins(s.auth(s.bodyDeadline(s.closeOnDelete(s.trackPost(mcpHandler))))))
+	root.Handle("/mcp", s.origins(s.auth(s.bodyDeadline(s.route(stateless, s.closeOnDelete(s.trackPost(stateful)))))))
 	root.Handle("/health", side)
 	root.Handle("/metrics", side)
 	return root
 }
 
-// serverFor returns the mcp.Server for an HTTP request. The SDK asks on
-// every request, not only for new sessions (it reads the server's protocol
-// versions first, then asks again to start a session), so: a request that
-// names a session gets that session's own server, or none if the session
-// is unknown (the SDK then answers 404); a POST without one gets a new
-// server and session state, built once per request. During shutdown no
-// session is started.
-func (s *Server) serverFor(r *http.Request) *mcp.Server {
-	id := r.Header.Get("Mcp-Session-Id")
-	s.mu.Lock()
-	closing := s.closing
-	var existing *mcp.Server
-	if l := s.sessions[id]; l != nil {
-		existing = l.srv
+// maxBody bounds a request body: a create_file of the largest file,
+// JSON-escaped.
+func (s *Server) maxBody() int64 { return 2*s.deps.Config.MaxFileSize + 1<<20 }
+
+// MCP-Protocol-Version, and the _meta key that carries the version in
+// every request of the stateless revision.
+const (
+	protocolVersionHeader = "Mcp-Protocol-Version"
+	metaProtocolVersion   = "io.modelcontextprotocol/protocolVersion"
+)
+
+// route sends a request to the stateless handler when it belongs to the
+// stateless revision: its MCP-Protocol-Version header says 2026-07-28 or
+// later, or (no header) its body is server/discover or carries the
+// revision's _meta protocol version. A body is read only when the header
+// is absent — initialize, discovery, or a client too old to send it.
+func (s *Server) route(stateless, stateful http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if v := r.Header.Get(protocolVersionHeader); v != "" {
+			if v >= statelessVersion {
+				stateless.ServeHTTP(w, r)
+			} else {
+				stateful.ServeHTTP(w, r)
+			}
+			return
+		}
+		if r.Method != http.MethodPost || r.Body == nil {
+			stateful.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+				return
+			}
+			http.Error(w, "failed to read body", http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if statelessBody(body) {
+			stateless.ServeHTTP(w, r)
+		} else {
+			stateful.ServeHTTP(w, r)
+		}
+	})
+}
+
+// statelessBody reports whether a single JSON-RPC message is a
+// server/discover or carries the stateless revision's _meta version (the
+// SDK then checks it against the header, which such a request must send).
+func statelessBody(body []byte) bool {
+	var probe struct {
+		Method string `json:"method"`
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
 	}
-	s.mu.Unlock()
-	if closing || id != "" || r.Method != http.MethodPost {
-		return existing // only a POST can start a session
+	if json.Unmarshal(body, &probe) != nil {
+		return false // a batch, or not JSON: handshake-era handling says what is wrong
 	}
-	tag := r.Header.Get(postTagHeader) // the same for both asks, which come one after the other
-	s.postsMu.Lock()
-	srv := s.pending[tag]
-	s.postsMu.Unlock()
-	if srv != nil {
-		return srv
-	}
-	srv = s.newMCPServer(session.New(newID(), s.deps.Sessions), nil)
-	if tag != "" {
-		s.postsMu.Lock()
-		s.pending[tag] = srv
-		s.postsMu.Unlock()
-	}
-	return srv
+	_, meta := probe.Params.Meta[metaProtocolVersion]
+	return probe.Method == "server/discover" || meta
 }
 
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
@@ -82,13 +128,14 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"status": "ok", "version": s.deps.Version})
 }
 
-// closeOnDelete ends a session's processes before the SDK closes it: the
-// SDK waits for in-flight calls, which end only when their processes do.
+// closeOnDelete ends a handshake-era session's processes before the SDK
+// closes it: the SDK waits for in-flight calls, which end only when their
+// processes do.
 func (s *Server) closeOnDelete(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodDelete {
 			if id := r.Header.Get("Mcp-Session-Id"); id != "" {
-				s.closeSession(id)
+				s.closeTransport(id, credentialOf(r))
 			}
 		}
 		next.ServeHTTP(w, r)
@@ -98,10 +145,11 @@ func (s *Server) closeOnDelete(next http.Handler) http.Handler {
 // postTagHeader carries the tag that links a tool call to its HTTP POST.
 const postTagHeader = "X-Boris-Post"
 
-// trackPost tags each POST so the tool call it carries can see the HTTP
-// request's context: for protocol versions before 2026-07-28 the SDK runs
-// handlers detached from the request, and a client that drops the
-// connection would otherwise leave its command running.
+// trackPost tags each handshake-era POST so the tool call it carries can
+// see the HTTP request's context: for protocol versions before 2026-07-28
+// the SDK runs handlers detached from the request, and a client that drops
+// the connection would otherwise leave its command running. (At the
+// stateless revision the SDK ties the call to the request itself.)
 func (s *Server) trackPost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del(postTagHeader) // only ours counts
@@ -117,7 +165,6 @@ func (s *Server) trackPost(next http.Handler) http.Handler {
 		defer func() {
 			s.postsMu.Lock()
 			delete(s.posts, tag)
-			delete(s.pending, tag)
 			s.postsMu.Unlock()
 		}()
 		next.ServeHTTP(w, r)
@@ -154,6 +201,9 @@ func (s *Server) bodyDeadline(next http.Handler) http.Handler {
 
 // auth requires one of the bearer tokens on every request when any is
 // configured. Every token is compared, in constant time, whichever matches.
+// The token that matched is the caller's credential: it is passed on in
+// the request's SDK token info (the SDK binds Mcp-Session-Id connections
+// to it, and tool calls find their sessions by it) and in the context.
 func (s *Server) auth(next http.Handler) http.Handler {
 	if len(s.deps.Config.Tokens) == 0 {
 		return next
@@ -162,21 +212,39 @@ func (s *Server) auth(next http.Handler) http.Handler {
 	for i, t := range s.deps.Config.Tokens {
 		wants[i] = sha256.Sum256([]byte(t))
 	}
+	// The SDK's middleware puts the token info where the SDK reads it;
+	// the token has been checked already, so its verifier only names the
+	// credential.
+	withInfo := sdkauth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*sdkauth.TokenInfo, error) {
+		cred, _ := ctx.Value(credentialKey{}).(string)
+		return &sdkauth.TokenInfo{UserID: cred}, nil
+	}, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The scheme is case-insensitive (RFC 9110 §11.1); the token is not.
 		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
-		match := 0
+		match := -1
 		for i := range wants {
-			match |= subtle.ConstantTimeCompare(sum[:], wants[i][:])
+			match = subtle.ConstantTimeSelect(subtle.ConstantTimeCompare(sum[:], wants[i][:]), i, match)
 		}
-		if !strings.EqualFold(scheme, "Bearer") || match != 1 {
+		if !strings.EqualFold(scheme, "Bearer") || match < 0 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="boris"`)
 			writeJSONError(w, http.StatusUnauthorized, "unauthorized", "")
 			return
 		}
-		next.ServeHTTP(w, r)
+		withInfo.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), credentialKey{}, "token-"+strconv.Itoa(match+1))))
 	})
+}
+
+// credentialKey is the context key of the caller's credential: which
+// token it sent ("token-1", "token-2", … in --token order).
+type credentialKey struct{}
+
+// credentialOf returns the credential of an authenticated request, "" on a
+// server without tokens.
+func credentialOf(r *http.Request) string {
+	cred, _ := r.Context().Value(credentialKey{}).(string)
+	return cred
 }
 
 // writeJSONError answers with a JSON body {"error": code[, "message": msg]}.

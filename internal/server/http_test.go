@@ -291,32 +291,27 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 	})
 }
 
-// A session's requests are served by the server built for it: one
-// mcp.Server per session, not one per request. A request naming an unknown
-// session is refused and builds nothing.
-func TestOneServerPerSession(t *testing.T) {
+// Sessions are made by tool calls, not by requests: twenty calls of one
+// handshake-era connection share one session, and requests naming an
+// unknown Mcp-Session-Id, or GET and DELETE without one, make none.
+func TestSessionsComeFromCalls(t *testing.T) {
 	ts := serve(t, 0, 0)
 	cs := connect(t, ts.url)
-	// The client's discovery request (stateless) and its initialize each
-	// get one; the session keeps the second.
-	base := ts.srv.servers.Load()
-	t.Logf("servers built to start a session: %d", base)
-	if base > 2 {
-		t.Fatalf("%d servers built to start one session", base)
+	if n := ts.srv.ActiveSessions(); n != 0 {
+		t.Fatalf("%d sessions before any tool call", n)
 	}
 	for range 20 {
 		if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "view", Arguments: map[string]any{"path": "."}}); err != nil || res.IsError {
 			t.Fatalf("view: %v %+v", err, res)
 		}
 	}
-	if n := ts.srv.servers.Load(); n != base {
-		t.Fatalf("%d servers built by 20 calls in one session", n-base)
+	if n := ts.srv.ActiveSessions(); n != 1 {
+		t.Fatalf("%d sessions after 20 calls of one connection", n)
 	}
 	resp := post(t, ts.url, map[string]string{"Authorization": "Bearer " + testToken, "Mcp-Session-Id": "no-such-session"}, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 	if resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("unknown session: %d, want 404", resp.StatusCode)
 	}
-	// Nor does a GET or DELETE without a session id (only a POST starts one).
 	for _, method := range []string{"GET", "DELETE"} {
 		req, _ := http.NewRequest(method, ts.url+"/mcp", nil)
 		req.Header.Set("Authorization", "Bearer "+testToken)
@@ -330,8 +325,8 @@ func TestOneServerPerSession(t *testing.T) {
 			t.Fatalf("%s without a session: %d", method, resp.StatusCode)
 		}
 	}
-	if n := ts.srv.servers.Load(); n != base {
-		t.Fatalf("requests naming no or an unknown session built %d servers", n-base)
+	if n := ts.srv.ActiveSessions(); n != 1 {
+		t.Fatalf("requests naming no or an unknown session made sessions: %d", n)
 	}
 }
 
@@ -373,9 +368,9 @@ func TestCleanShutdownIsQuiet(t *testing.T) {
 	}
 }
 
-// BenchmarkNewSession is what a new MCP session costs the server: a
-// client connects (initialize) over an in-memory transport, makes one
-// call, and closes.
+// BenchmarkNewSession is what a new MCP connection costs the server: a
+// client connects over an in-memory transport, makes one call (in the
+// process's session: the server here serves no HTTP), and closes.
 func BenchmarkNewSession(b *testing.B) {
 	dir := b.TempDir()
 	cfg, err := config.Parse([]string{"--workdir=" + dir}, func(string) string { return "" }, "test", io.Discard, io.Discard)
@@ -394,7 +389,7 @@ func BenchmarkNewSession(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		ct, st := mcp.NewInMemoryTransports()
-		ss, err := srv.newMCPServer(session.New(newID(), srv.deps.Sessions), nil).Connect(ctx, st, nil)
+		ss, err := srv.mcp.Connect(ctx, st, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,8 +1,11 @@
 // Package server runs boris over its transports: streamable HTTP (with
-// /health and /metrics beside /mcp, bearer auth and CORS) or stdio. Every
-// MCP session gets its own mcp.Server bound to its own session state; the
-// tool set, scope and limits are shared. Ending a session — DELETE, idle
-// timeout, stdio EOF, shutdown — terminates every process it started.
+// /health and /metrics beside /mcp, bearer auth and the Origin check) or
+// stdio. One mcp.Server carries the tool set for every caller and both
+// protocol eras: the stateless revision 2026-07-28 and the handshake-era
+// revisions before it. Each tool call finds its session — what boris
+// remembers between calls — from its session argument, its connection and
+// its credential (see Resolve). Ending a session — DELETE, idle timeout,
+// stdio EOF, shutdown — terminates every process it started.
 package server
 
 import (
@@ -23,11 +26,13 @@ import (
 	"github.com/boris-mcp/boris/internal/tools"
 )
 
-// Metrics is what the server reports about sessions; the metrics package
-// implements it.
+// Metrics is what the server reports; the metrics package implements it.
 type Metrics interface {
 	SessionOpened()
 	SessionClosed()
+	// Request counts one MCP request by method and protocol era
+	// ("stateless" for 2026-07-28 and later, "handshake" before).
+	Request(method, era string)
 }
 
 // Deps are what a Server is built from.
@@ -45,39 +50,40 @@ type Deps struct {
 	HeaderTimeout, BodyTimeout time.Duration
 }
 
-// Server owns the live sessions of one boris process.
+// Server owns the MCP server and the sessions of one boris process.
 type Server struct {
-	deps         Deps
-	instructions string
-	sdkLogger    *slog.Logger
+	deps      Deps
+	sdkLogger *slog.Logger
+	mcp       *mcp.Server
+	sessions  *session.Manager
+	stdio     atomic.Bool // serving stdio: the process has one implicit session
 
-	mu       sync.Mutex
-	sessions map[string]*live
-	closing  bool
-	wg       sync.WaitGroup // session watchers
+	// inflight counts requests being handled (stdio waits for it to drain).
+	inflight atomic.Int64
+
+	// transports are the live handshake-era connections (Mcp-Session-Id),
+	// by id: their sessions close when they end.
+	transportsMu sync.Mutex
+	transports   map[string]transport
 
 	// posts maps a private per-POST tag to that HTTP request's context, so
-	// a tool call ends when its HTTP client goes away (see trackPost).
+	// a handshake-era tool call ends when its HTTP client goes away (see
+	// trackPost).
 	postsMu sync.Mutex
 	posts   map[string]context.Context
-	// pending holds the server built for a POST that starts a session,
-	// so the SDK asking twice for the same request builds it once.
-	pending map[string]*mcp.Server
-
-	servers atomic.Int64 // mcp.Servers built, for tests
 
 	shutdownOnce sync.Once
 	shutdownDone chan struct{}
 }
 
-// live is a session that has received at least one request.
-type live struct {
-	sess *session.Session
+// transport is a live handshake-era connection and the credential it was
+// opened with.
+type transport struct {
 	ss   *mcp.ServerSession
-	srv  *mcp.Server
+	cred string
 }
 
-// New returns a Server.
+// New returns a Server with its tool set registered.
 func New(deps Deps) *Server {
 	if deps.HeaderTimeout <= 0 {
 		deps.HeaderTimeout = 10 * time.Second
@@ -85,17 +91,41 @@ func New(deps Deps) *Server {
 	if deps.BodyTimeout <= 0 {
 		deps.BodyTimeout = 60 * time.Second
 	}
-	return &Server{
-		deps:         deps,
-		instructions: Instructions(deps.Config),
-		sdkLogger:    slog.New(minLevel{deps.Logger.Handler(), max(slog.LevelWarn, deps.Config.LogLevel)}).With("component", "mcp"),
-		sessions:     map[string]*live{},
-		posts:        map[string]context.Context{},
-		pending:      map[string]*mcp.Server{},
+	s := &Server{
+		deps:       deps,
+		sdkLogger:  slog.New(minLevel{deps.Logger.Handler(), max(slog.LevelWarn, deps.Config.LogLevel)}).With("component", "mcp"),
+		transports: map[string]transport{},
+		posts:      map[string]context.Context{},
 	}
+	s.sessions = session.NewManager(session.ManagerOptions{
+		Session:     deps.Sessions,
+		IdleTimeout: deps.Config.SessionIdleTimeout,
+		MaxSessions: deps.Config.MaxSessions,
+		OnOpen: func(id, kind string) {
+			if deps.Metrics != nil {
+				deps.Metrics.SessionOpened()
+			}
+			deps.Logger.Debug("session started", "session", id, "kind", kind)
+		},
+		OnClose: func(id, kind string) {
+			if deps.Metrics != nil {
+				deps.Metrics.SessionClosed()
+			}
+			deps.Logger.Debug("session ended", "session", id, "kind", kind)
+		},
+	})
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "boris", Version: deps.Version}, &mcp.ServerOptions{
+		Instructions: Instructions(deps.Config),
+		Logger:       s.sdkLogger,
+		Capabilities: &mcp.ServerCapabilities{},
+	})
+	deps.Tools.Register(s.mcp, s)
+	s.mcp.AddReceivingMiddleware(s.middleware)
+	return s
 }
 
-// Instructions is the text sent to clients in the initialize result.
+// Instructions is the text sent to clients in the initialize and
+// server/discover results.
 func Instructions(cfg *config.Config) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "boris serves coding tools for the working directory %s. Relative paths in every tool resolve against the session's current directory, which cd in bash changes.", cfg.Workdir)
@@ -119,70 +149,93 @@ func newID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// newMCPServer builds the mcp.Server of one session; when inflight is not
-// nil, it counts the requests being handled.
-func (s *Server) newMCPServer(sess *session.Session, inflight *atomic.Int64) *mcp.Server {
-	s.servers.Add(1)
-	srv := mcp.NewServer(&mcp.Implementation{Name: "boris", Version: s.deps.Version}, &mcp.ServerOptions{
-		Instructions: s.instructions,
-		Logger:       s.sdkLogger,
-		GetSessionID: sess.ID,
-		Capabilities: &mcp.ServerCapabilities{},
-	})
-	s.deps.Tools.Register(srv, sess)
-	var once sync.Once
-	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if inflight != nil {
-				inflight.Add(1)
-				defer inflight.Add(-1)
-			}
-			once.Do(func() {
-				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
-					s.attach(sess, ss, srv)
-				}
-			})
-			if method == "tools/call" {
-				if httpCtx := s.postContext(req.GetExtra()); httpCtx != nil {
-					var stop func() bool
-					ctx, stop = withCancelFrom(ctx, httpCtx)
-					defer stop()
-				}
-			}
-			return next(ctx, method, req)
+// middleware sees every MCP request: it counts them (by era), keeps the
+// stdio drain's in-flight count, watches handshake-era connections so
+// their sessions close with them, and ties a handshake-era tool call to
+// its HTTP request.
+func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		s.inflight.Add(1)
+		defer s.inflight.Add(-1)
+		if s.deps.Metrics != nil {
+			s.deps.Metrics.Request(method, eraOf(req))
 		}
-	})
-	return srv
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
+			s.watchTransport(ss, credential(req.GetExtra()))
+		}
+		if method == "tools/call" {
+			if httpCtx := s.postContext(req.GetExtra()); httpCtx != nil {
+				var stop func() bool
+				ctx, stop = withCancelFrom(ctx, httpCtx)
+				defer stop()
+			}
+		}
+		return next(ctx, method, req)
+	}
 }
 
-// attach starts tracking a session on its first request and watches for
-// its end, whatever ends it.
-func (s *Server) attach(sess *session.Session, ss *mcp.ServerSession, srv *mcp.Server) {
-	s.mu.Lock()
-	if s.closing {
-		s.mu.Unlock()
-		go func() { sess.Close(); ss.Close() }()
+// statelessVersion is the first protocol revision without a handshake or
+// protocol sessions.
+const statelessVersion = "2026-07-28"
+
+// eraOf names a request's protocol era.
+func eraOf(req mcp.Request) string {
+	if v, ok := req.(interface{ ProtocolVersion() string }); ok && v.ProtocolVersion() >= statelessVersion {
+		return "stateless"
+	}
+	return "handshake"
+}
+
+// watchTransport remembers a handshake-era connection the first time it
+// is seen, and closes its session when the connection ends (DELETE, the
+// SDK's idle timeout, shutdown).
+func (s *Server) watchTransport(ss *mcp.ServerSession, cred string) {
+	id := ss.ID()
+	s.transportsMu.Lock()
+	if _, ok := s.transports[id]; ok {
+		s.transportsMu.Unlock()
 		return
 	}
-	s.sessions[sess.ID()] = &live{sess: sess, ss: ss, srv: srv}
-	s.wg.Add(1)
-	s.mu.Unlock()
-	if s.deps.Metrics != nil {
-		s.deps.Metrics.SessionOpened()
-	}
-	s.deps.Logger.Debug("session started", "session", sess.ID())
+	s.transports[id] = transport{ss: ss, cred: cred}
+	s.transportsMu.Unlock()
 	go func() {
-		defer s.wg.Done()
 		_ = ss.Wait()
-		sess.Close()
-		s.mu.Lock()
-		delete(s.sessions, sess.ID())
-		s.mu.Unlock()
-		if s.deps.Metrics != nil {
-			s.deps.Metrics.SessionClosed()
-		}
-		s.deps.Logger.Debug("session ended", "session", sess.ID())
+		s.transportsMu.Lock()
+		delete(s.transports, id)
+		s.transportsMu.Unlock()
+		s.sessions.CloseTransport(cred, id)
 	}()
+}
+
+// Resolve finds the session of a tool call (tools.Sessions): the session
+// its handle names under the caller's credential, a new one for "new",
+// else the caller's implicit session — over stdio the process's one, for
+// a handshake-era HTTP connection the one of its Mcp-Session-Id, and over
+// the stateless revision the credential's default session.
+func (s *Server) Resolve(_ context.Context, req *mcp.CallToolRequest, handle string) (*session.Call, error) {
+	cred := credential(req.Extra)
+	switch {
+	case handle == "new":
+		return s.sessions.New(cred)
+	case handle != "":
+		return s.sessions.Handle(cred, handle)
+	case s.stdio.Load():
+		return s.sessions.Implicit(cred, session.KindTransport, "stdio", true)
+	}
+	if req.Session != nil && req.Session.ID() != "" {
+		return s.sessions.Implicit(cred, session.KindTransport, req.Session.ID(), false)
+	}
+	return s.sessions.Implicit(cred, session.KindDefault, "", false)
+}
+
+// credential names the caller's credential: which bearer token it sent
+// (the auth middleware puts it in the request's token info), "" when the
+// server has none (and over stdio).
+func credential(extra *mcp.RequestExtra) string {
+	if extra == nil || extra.TokenInfo == nil {
+		return ""
+	}
+	return extra.TokenInfo.UserID
 }
 
 // withCancelFrom returns ctx, additionally cancelled when other is done.
@@ -192,38 +245,38 @@ func withCancelFrom(ctx, other context.Context) (context.Context, func() bool) {
 	return ctx, func() bool { cancel(nil); return stop() }
 }
 
-// closeSession ends a live session's processes (used before the SDK closes
-// the session on DELETE, since the SDK waits for in-flight calls).
-func (s *Server) closeSession(id string) {
-	s.mu.Lock()
-	l := s.sessions[id]
-	s.mu.Unlock()
-	if l != nil {
-		l.sess.Close()
+// closeTransport ends a handshake-era connection's session (on DELETE,
+// before the SDK closes the connection, since the SDK waits for in-flight
+// calls, which end only when their processes do). Only the credential
+// that opened it may.
+func (s *Server) closeTransport(id, cred string) {
+	s.transportsMu.Lock()
+	t, ok := s.transports[id]
+	s.transportsMu.Unlock()
+	if ok && t.cred == cred {
+		s.sessions.CloseTransport(cred, id)
 	}
 }
 
 // Shutdown closes every session — terminating every process group they
-// started — and waits for them, or until ctx is done. Later calls wait for
-// the same shutdown.
+// started — and every handshake-era connection, and waits for them, or
+// until ctx is done. Later calls wait for the same shutdown.
 func (s *Server) Shutdown(ctx context.Context) {
 	s.shutdownOnce.Do(func() {
-		s.mu.Lock()
-		s.closing = true
-		all := make([]*live, 0, len(s.sessions))
-		for _, l := range s.sessions {
-			all = append(all, l)
-		}
-		s.mu.Unlock()
-		var wg sync.WaitGroup
-		for _, l := range all {
-			wg.Go(func() {
-				l.sess.Close()
-				l.ss.Close()
-			})
-		}
 		s.shutdownDone = make(chan struct{})
-		go func() { wg.Wait(); s.wg.Wait(); close(s.shutdownDone) }()
+		go func() {
+			s.sessions.CloseAll()
+			s.transportsMu.Lock()
+			var conns []*mcp.ServerSession
+			for _, t := range s.transports {
+				conns = append(conns, t.ss)
+			}
+			s.transportsMu.Unlock()
+			for _, ss := range conns {
+				_ = ss.Close()
+			}
+			close(s.shutdownDone)
+		}()
 	})
 	select {
 	case <-s.shutdownDone:
@@ -237,11 +290,7 @@ func (s *Server) Shutdown(ctx context.Context) {
 }
 
 // ActiveSessions returns the number of live sessions.
-func (s *Server) ActiveSessions() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.sessions)
-}
+func (s *Server) ActiveSessions() int { return s.sessions.Len() }
 
 // minLevel raises a handler's minimum level (the SDK logs every session at
 // info; that belongs at debug for boris).

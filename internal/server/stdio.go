@@ -9,27 +9,25 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/boris-mcp/boris/internal/session"
 )
 
-// ServeStdio serves one session over in and out until in reaches EOF or
-// ctx is done. Either way, requests already received are answered before
-// the connection closes: at EOF they get a short window to finish on their
-// own (a client may pipe its requests in and close its end at once), then
-// the session's processes are terminated, which ends the calls still
-// running, and their answers are written too.
+// ServeStdio serves the process's session over in and out until in
+// reaches EOF or ctx is done, in either protocol era (the SDK negotiates
+// it). Calls that name no session share the process's one session. Either
+// way, requests already received are answered before the connection
+// closes: at EOF they get a short window to finish on their own (a client
+// may pipe its requests in and close its end at once), then every session's
+// processes are terminated, which ends the calls still running, and their
+// answers are written too.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	sess := session.New("stdio", s.deps.Sessions)
-	var inflight atomic.Int64
-	srv := s.newMCPServer(sess, &inflight)
+	s.stdio.Store(true)
 	w := &lockedWriter{w: out}
 	limit := max(mcp.DefaultMaxLineLength, int(2*s.deps.Config.MaxFileSize)+1<<20)
 	r := newStdinReader(in, limit, func(head []byte, size int64) {
 		s.deps.Logger.Warn("stdio message over the size limit refused", "bytes", size, "limit", limit)
 		_, _ = w.Write(tooLongResponse(head, size, limit))
 	})
-	ss, err := srv.Connect(ctx, &mcp.IOTransport{
+	ss, err := s.mcp.Connect(ctx, &mcp.IOTransport{
 		Reader:        r,
 		Writer:        w,
 		MaxLineLength: 2 * limit, // a safety net: r refuses longer lines first
@@ -44,13 +42,13 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	case <-r.eof:
 		// The reader holds the EOF back: the SDK, once it sees EOF, drops
 		// the answers to requests it has already read.
-		drain(&inflight, stdioDrainWindow)
+		drain(&s.inflight, stdioDrainWindow)
 	case err := <-waitErr:
-		sess.Close()
+		s.sessions.CloseAll()
 		return ignoreEOF(err)
 	}
-	sess.Close() // calls still running return once their processes are gone
-	drain(&inflight, time.Second)
+	s.sessions.CloseAll() // calls still running return once their processes are gone
+	drain(&s.inflight, time.Second)
 	r.releaseEOF()
 	_ = ss.Close()
 	return ignoreEOF(<-waitErr)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/boris-mcp/boris/internal/codes"
+	"github.com/boris-mcp/boris/internal/files"
 	"github.com/boris-mcp/boris/internal/shell"
 )
 
@@ -49,7 +50,7 @@ type Session struct {
 
 	mu        sync.Mutex
 	cwd       string
-	viewed    map[string]struct{}
+	viewed    map[string]files.Stamp
 	closed    bool
 	running   map[*shell.Process]struct{} // foreground commands
 	leftovers []*shell.Process            // finished, with processes left in their group
@@ -74,7 +75,7 @@ func New(id string, opts Options) *Session {
 		sentinel: "__BORIS_CWD_" + hex.EncodeToString(nonce[:]) + "__",
 		opts:     opts,
 		cwd:      opts.Workdir,
-		viewed:   map[string]struct{}{},
+		viewed:   map[string]files.Stamp{},
 		running:  map[*shell.Process]struct{}{},
 		tasks:    map[string]*task{},
 		closedCh: make(chan struct{}),
@@ -94,26 +95,44 @@ func (s *Session) Cwd() string {
 	return s.cwd
 }
 
-// MarkViewed records a resolved path as viewed in this session.
-func (s *Session) MarkViewed(path string) {
+// MarkViewed records that this session has seen a resolved path's
+// content, as of st (a view, or the session's own edit).
+func (s *Session) MarkViewed(path string, st files.Stamp) {
 	s.mu.Lock()
-	s.viewed[path] = struct{}{}
+	s.viewed[path] = st
 	s.mu.Unlock()
 }
 
-// HasViewed reports whether a resolved path was viewed in this session.
-func (s *Session) HasViewed(path string) bool {
+// ViewedStamp returns the version of a resolved path this session last
+// saw, if it has seen it.
+func (s *Session) ViewedStamp(path string) (files.Stamp, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, ok := s.viewed[path]
-	return ok
+	st, ok := s.viewed[path]
+	return st, ok
+}
+
+// Busy reports whether anything of the session is running: a command, a
+// background task, or processes a finished command left behind.
+func (s *Session) Busy() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.running) > 0 || s.runningTasksLocked() > 0 {
+		return true
+	}
+	for _, p := range s.leftovers {
+		if shell.GroupAlive(p.Pgid()) {
+			return true
+		}
+	}
+	return false
 }
 
 // Closed is closed when the session has been closed.
 func (s *Session) Closed() <-chan struct{} { return s.closedCh }
 
 func errClosed() error {
-	return codes.Errorf(codes.SessionClosed, "this session has been closed; reconnect to start a new session")
+	return codes.Errorf(codes.SessionClosed, "this session has been closed (idle timeout, DELETE, or the server shutting down); call again without session, or with session: \"new\", to start a new one")
 }
 
 // RunResult is a foreground command's result.

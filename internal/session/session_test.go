@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/boris-mcp/boris/internal/codes"
+	"github.com/boris-mcp/boris/internal/files"
 	"github.com/boris-mcp/boris/internal/shell"
 )
 
@@ -229,15 +230,15 @@ func TestViewedSetIsConcurrentSafe(t *testing.T) {
 		wg.Go(func() {
 			for j := range 200 {
 				p := fmt.Sprintf("/w/%d/%d", i, j)
-				s.MarkViewed(p)
-				if !s.HasViewed(p) {
+				s.MarkViewed(p, files.Stamp{Size: int64(j)})
+				if st, ok := s.ViewedStamp(p); !ok || st.Size != int64(j) {
 					t.Errorf("%s not viewed", p)
 				}
 			}
 		})
 	}
 	wg.Wait()
-	if other.HasViewed("/w/0/0") {
+	if _, ok := other.ViewedStamp("/w/0/0"); ok {
 		t.Fatal("viewed set leaked across sessions")
 	}
 }

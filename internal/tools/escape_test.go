@@ -97,7 +97,12 @@ func TestScopeEscapeAttempts(t *testing.T) {
 		{"find", func(int) map[string]any { return map[string]any{"pattern": "*", "path": "parent-link"} }},
 		{"create_file", func(int) map[string]any { return map[string]any{"path": "parent-link/planted.txt", "content": "x"} }},
 	}
-	sess.MarkViewed(filepath.Join(allowed, "d", "secret.txt"))
+	secret := filepath.Join(allowed, "d", "secret.txt")
+	fi, err := os.Stat(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess.MarkViewed(secret, files.StampOf(fi))
 	leaks := 0
 	const rounds = 300
 	for i := range rounds {

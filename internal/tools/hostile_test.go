@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
 
+	"github.com/boris-mcp/boris/internal/codes"
 	"github.com/boris-mcp/boris/internal/config"
 	"github.com/boris-mcp/boris/internal/session"
 )
@@ -26,11 +27,22 @@ func connectTools(t testing.TB, deps Deps, sess *session.Session) *mcp.ClientSes
 	return connectSet(t, set, sess)
 }
 
+// oneSession runs every call in one session, as a server with a single
+// implicit session would; handles name nothing.
+type oneSession struct{ sess *session.Session }
+
+func (o oneSession) Resolve(_ context.Context, _ *mcp.CallToolRequest, handle string) (*session.Call, error) {
+	if handle != "" {
+		return nil, codes.Errorf(codes.SessionNotFound, "no session %q", handle)
+	}
+	return &session.Call{Session: o.sess}, nil
+}
+
 // connectSet serves set for one session over an in-memory transport.
 func connectSet(t testing.TB, set *Set, sess *session.Session) *mcp.ClientSession {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "boris", Version: "test"}, nil)
-	set.Register(srv, sess)
+	set.Register(srv, oneSession{sess})
 	st, ct := mcp.NewInMemoryTransports()
 	if _, err := srv.Connect(context.Background(), st, nil); err != nil {
 		t.Fatal(err)

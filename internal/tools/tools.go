@@ -56,8 +56,16 @@ type Deps struct {
 	Observer Observer // may be nil
 }
 
-// Set is the tool set of a server: definitions and schemas are built once;
-// Register binds them to one session.
+// Sessions finds the session a tool call runs in: the one its session
+// argument names (handle is "" when there is none, "new" for a new one),
+// else the caller's implicit session. The server implements it, since only
+// it knows the connection and the credential.
+type Sessions interface {
+	Resolve(ctx context.Context, req *mcp.CallToolRequest, handle string) (*session.Call, error)
+}
+
+// Set is the tool set of a server: definitions and schemas are built once
+// and registered once; each call finds its session through Sessions.
 type Set struct {
 	deps Deps
 	defs []*def
@@ -135,22 +143,24 @@ func (s *Set) Names() []string {
 	return out
 }
 
-// Register adds every tool to srv, bound to sess.
-func (s *Set) Register(srv *mcp.Server, sess *session.Session) {
+// Register adds every tool to srv; each call runs in the session that
+// sessions resolves for it.
+func (s *Set) Register(srv *mcp.Server, sessions Sessions) {
 	for _, d := range s.defs {
-		srv.AddTool(d.tool, s.wrap(d, sess))
+		srv.AddTool(d.tool, s.wrap(d, sessions))
 	}
 }
 
-// wrap turns a def into an SDK handler: required parameters, panics,
-// logging and metrics are handled here for every tool.
-func (s *Set) wrap(d *def, sess *session.Session) mcp.ToolHandler {
+// wrap turns a def into an SDK handler: the session, required parameters,
+// panics, logging and metrics are handled here for every tool.
+func (s *Set) wrap(d *def, sessions Sessions) mcp.ToolHandler {
 	name := d.tool.Name
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, perr error) {
 		start := time.Now()
+		sessID := "-"
 		defer func() {
 			if r := recover(); r != nil {
-				s.deps.Logger.Error("tool panicked", "tool", name, "session", sess.ID(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				s.deps.Logger.Error("tool panicked", "tool", name, "session", sessID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 				res, perr = nil, fmt.Errorf("internal error in tool %s: %v", name, r)
 			}
 			outcome := OutcomeOK
@@ -164,18 +174,68 @@ func (s *Set) wrap(d *def, sess *session.Session) mcp.ToolHandler {
 			if s.deps.Observer != nil {
 				s.deps.Observer.ToolCall(name, outcome, dur)
 			}
-			s.deps.Logger.Debug("tool call", "tool", name, "session", sess.ID(), "duration", dur, "outcome", outcome)
+			s.deps.Logger.Debug("tool call", "tool", name, "session", sessID, "duration", dur, "outcome", outcome)
 		}()
 		args := req.Params.Arguments
 		if err := checkRequired(args, d.required); err != nil {
 			return errorResult(err), nil
 		}
-		r, err := d.handle(ctx, &call{sess: sess, req: req, deps: &s.deps}, args)
+		handle, err := sessionArg(args)
 		if err != nil {
 			return errorResult(err), nil
 		}
-		return r, nil
+		sc, err := sessions.Resolve(ctx, req, handle)
+		if err != nil {
+			return errorResult(err), nil
+		}
+		defer sc.Done()
+		sessID = sc.Session.ID()
+		r, err := d.handle(ctx, &call{sess: sc.Session, req: req, deps: &s.deps}, args)
+		if err != nil {
+			r = errorResult(err)
+		}
+		return s.sessionNotes(r, sc), nil
 	}
+}
+
+// sessionArgDesc says what the session argument does; every tool has it.
+const sessionArgDesc = `Session to run in. Omit it to use your default session (its working directory, viewed files and background tasks persist between calls); pass "new" to start a separate session — the result then gives its handle (s_...) to pass in later calls.`
+
+// sessionArg returns the session argument, trimmed ("" when absent).
+func sessionArg(args json.RawMessage) (string, error) {
+	if !bytes.Contains(args, []byte(`"session"`)) {
+		return "", nil // the common case, without a second decode
+	}
+	var in struct {
+		Session *json.RawMessage `json:"session"`
+	}
+	if err := json.Unmarshal(args, &in); err != nil || in.Session == nil || string(*in.Session) == "null" {
+		return "", nil // malformed arguments are reported by the tool's own decoding
+	}
+	var h string
+	if err := json.Unmarshal(*in.Session, &h); err != nil {
+		return "", codes.Errorf(codes.InvalidInput, `parameter "session" must be a string: a handle (s_...) or "new"`)
+	}
+	h = strings.TrimSpace(h)
+	if strings.EqualFold(h, "new") {
+		h = "new"
+	}
+	return h, nil
+}
+
+// sessionNotes tells the model what happened to its session: the handle of
+// one just minted, or that its implicit session had expired and this call
+// started afresh.
+func (s *Set) sessionNotes(r *mcp.CallToolResult, sc *session.Call) *mcp.CallToolResult {
+	switch {
+	case sc.Minted != "":
+		r.Content = append(r.Content, &mcp.TextContent{Text: fmt.Sprintf("session: %s\n(a new session: pass session: %q in later calls to keep its working directory, viewed files and background tasks)\n", sc.Minted, sc.Minted)})
+	case sc.Restarted == session.EndedIdle:
+		r.Content = append(r.Content, &mcp.TextContent{Text: fmt.Sprintf("note: your previous session was closed after %s without calls, and its processes were terminated; this call started a new session in %s\n", s.deps.Config.SessionIdleTimeout, s.deps.Config.Workdir)})
+	case sc.Restarted == session.EndedLimit:
+		r.Content = append(r.Content, &mcp.TextContent{Text: fmt.Sprintf("note: your previous session was closed to make room for others (--max-sessions), and its processes were terminated; this call started a new session in %s\n", s.deps.Config.Workdir)})
+	}
+	return r
 }
 
 // checkRequired reports a missing required parameter, or arguments that
@@ -284,6 +344,11 @@ func defineAs[S, In any](name, title, desc string, readOnly bool, tune func(*jso
 	if p := schema.Properties["view_range"]; p != nil {
 		p.MinItems, p.MaxItems = new(2), new(2)
 	}
+	if schema.Properties == nil {
+		schema.Properties = map[string]*jsonschema.Schema{}
+	}
+	schema.Properties["session"] = &jsonschema.Schema{Type: "string", Description: sessionArgDesc}
+	desc += "\n\nsession: optional; omit it to keep working in your default session, or pass \"new\" for a separate one and then the handle the result gives."
 	if tune != nil {
 		tune(schema)
 	}
