@@ -352,11 +352,19 @@ func defineAs[S, In any](name, title, desc string, readOnly bool, tune func(*jso
 	if tune != nil {
 		tune(schema)
 	}
+	// The schema goes to the SDK as JSON: it marshals a tool's schema on
+	// every stateless tools/call (to look for header annotations) and on
+	// every tools/list, and raw JSON costs a copy where a *Schema costs a
+	// reflective walk.
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		return nil, fmt.Errorf("schema for %s: %w", name, err)
+	}
 	tool := &mcp.Tool{
 		Name:        name,
 		Title:       title,
 		Description: desc,
-		InputSchema: schema,
+		InputSchema: json.RawMessage(raw),
 		Annotations: &mcp.ToolAnnotations{Title: title, ReadOnlyHint: readOnly, OpenWorldHint: new(false)},
 	}
 	if readOnly {

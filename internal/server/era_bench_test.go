@@ -1,0 +1,55 @@
+package server
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/boris-mcp/boris/internal/config"
+	"github.com/boris-mcp/boris/internal/files"
+	"github.com/boris-mcp/boris/internal/scope"
+	"github.com/boris-mcp/boris/internal/session"
+	"github.com/boris-mcp/boris/internal/tools"
+)
+
+// BenchmarkToolCallByEra is one small view over loopback HTTP through the
+// go-sdk client, at the stateless revision (a temporary SDK session per
+// request) and in the handshake era (one connection): what each era costs
+// per call, client included.
+func BenchmarkToolCallByEra(b *testing.B) {
+	for _, era := range []struct{ name, version string }{{"stateless", ""}, {"handshake", "2025-11-25"}} {
+		b.Run(era.name, func(b *testing.B) {
+			dir := b.TempDir()
+			cfg, err := config.Parse([]string{"--workdir=" + dir}, func(string) string { return "" }, "test", io.Discard, io.Discard)
+			if err != nil {
+				b.Fatal(err)
+			}
+			policy, _ := scope.New(nil, nil, dir)
+			set, err := tools.NewSet(tools.Deps{Config: cfg, Policy: policy, Logger: slog.New(slog.DiscardHandler),
+				Files: files.New(files.Options{Policy: policy, MaxFileSize: cfg.MaxFileSize})})
+			if err != nil {
+				b.Fatal(err)
+			}
+			srv := New(Deps{Config: cfg, Version: "test", Logger: slog.New(slog.DiscardHandler), Tools: set, Sessions: session.Options{Workdir: dir}})
+			ts := httptest.NewServer(srv.Handler(nil))
+			defer ts.Close()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "b", Version: "1"}, nil).Connect(context.Background(),
+				&mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: &http.Client{}}, &mcp.ClientSessionOptions{ProtocolVersion: era.version})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cs.Close()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "view", Arguments: map[string]any{"path": "."}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
