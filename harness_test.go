@@ -204,6 +204,12 @@ func connectStdio(t *testing.T, dir string, args ...string) (*mcp.ClientSession,
 // protocol revision (defaultClient: the client's own choice).
 func connectStdioAt(t *testing.T, dir, version string, args ...string) (*mcp.ClientSession, *exec.Cmd, *logBuffer) {
 	t.Helper()
+	return connectStdioWith(t, dir, version, nil, args...)
+}
+
+// connectStdioWith is connectStdioAt with client options.
+func connectStdioWith(t *testing.T, dir, version string, opts *mcp.ClientOptions, args ...string) (*mcp.ClientSession, *exec.Cmd, *logBuffer) {
+	t.Helper()
 	cmd := exec.Command(binPath, append([]string{"--transport=stdio", "--workdir=" + dir, "--log-level=debug"}, args...)...)
 	logs := &logBuffer{}
 	stderr, err := cmd.StderrPipe()
@@ -216,7 +222,7 @@ func connectStdioAt(t *testing.T, dir, version string, args ...string) (*mcp.Cli
 			logs.add(sc.Text())
 		}
 	}()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "boris-test", Version: "1"}, nil).
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "boris-test", Version: "1"}, opts).
 		Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect stdio: %v\n%s", err, logs)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -355,31 +356,61 @@ func TestAuthHealthMetrics(t *testing.T) {
 	}
 }
 
+// TestProgressNotifications: a command printing three short lines (each far
+// shorter than the cwd sentinel) yields a progress notification for each
+// line while it runs, over both transports and in both protocol eras. The
+// command waits after each line until the test has seen it in a
+// notification, so a notification held back until the end fails the test.
 func TestProgressNotifications(t *testing.T) {
-	p := startInProcess(t)
-	var mu sync.Mutex
-	var msgs []string
-	cs := connectHTTP(t, p.url, "", &mcp.ClientOptions{
-		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			mu.Lock()
-			msgs = append(msgs, req.Params.Message)
-			mu.Unlock()
-		},
-	})
-	params := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "for i in 1 2 3 4 5 6; do echo tick$i; sleep 0.2; done"}}
-	params.SetProgressToken("tok-1")
-	res, err := cs.CallTool(context.Background(), params)
-	if err != nil || res.IsError {
-		t.Fatalf("%v %v", err, res)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	joined := strings.Join(msgs, "")
-	if len(msgs) < 2 || len(msgs) > 12 || !strings.HasPrefix(joined, "tick1\n") || strings.Contains(joined, "BORIS_CWD") {
-		t.Fatalf("%d progress messages: %q", len(msgs), msgs)
-	}
-	if !strings.Contains(resultText(res), "tick6\n") {
-		t.Fatalf("final result %q", resultText(res))
+	script := `for i in 1 2 3; do echo line$i; n=0; while [ ! -e seen$i ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n+1)); done; done; ls seen1 seen2 seen3`
+	for _, transport := range []string{"http", "stdio"} {
+		for _, era := range []string{handshakeEra, statelessEra} {
+			t.Run(transport+"/"+era, func(t *testing.T) {
+				var dir string
+				var mu sync.Mutex
+				var msgs []string
+				opts := &mcp.ClientOptions{
+					ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+						mu.Lock()
+						msgs = append(msgs, req.Params.Message)
+						mu.Unlock()
+						for i := 1; i <= 3; i++ {
+							if strings.Contains(req.Params.Message, fmt.Sprintf("line%d\n", i)) {
+								os.WriteFile(filepath.Join(dir, fmt.Sprintf("seen%d", i)), nil, 0o644)
+							}
+						}
+					},
+				}
+				var cs *mcp.ClientSession
+				if transport == "http" {
+					p := startInProcess(t)
+					dir = p.dir
+					cs = connectHTTPAt(t, p.url, "", era, opts)
+				} else {
+					dir = t.TempDir()
+					cs, _, _ = connectStdioWith(t, dir, era, opts)
+				}
+				params := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": script}}
+				params.SetProgressToken("tok-1")
+				res, err := cs.CallTool(context.Background(), params)
+				if err != nil || res.IsError {
+					t.Fatalf("%v %v", err, res)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				out := resultText(res)
+				if strings.Contains(out, "No such file") || !strings.Contains(out, "seen3") {
+					t.Fatalf("a line was not streamed while the command ran: result %q, progress %q", out, msgs)
+				}
+				joined := strings.Join(msgs, "")
+				if !strings.HasPrefix(joined, "line1\nline2\nline3\n") {
+					t.Fatalf("progress %q", msgs)
+				}
+				if strings.Contains(joined, "BORIS_CWD") {
+					t.Fatalf("the sentinel leaked into progress: %q", msgs)
+				}
+			})
+		}
 	}
 }
 

@@ -244,9 +244,21 @@ func (c *capture) enableProgress() {
 	c.mu.Unlock()
 }
 
+// sentinelPrefixAt is the length of the longest suffix of tail that is a
+// proper prefix of sentinel: the bytes that may yet turn out to be its start.
+func sentinelPrefixAt(tail, sentinel []byte) int {
+	for n := min(len(tail), len(sentinel)-1); n > 0; n-- {
+		if bytes.Equal(tail[len(tail)-n:], sentinel[:n]) {
+			return n
+		}
+	}
+	return 0
+}
+
 // takeProgress returns the output not yet handed out, never any part of the
-// sentinel: everything from the first sentinel on is held back, and so is a
-// tail that could be the start of one. Output that was overwritten before it
+// sentinel: everything from the first sentinel on is held back, and so is the
+// tail that is the start of one (only as much as matches: a short line with
+// nothing sentinel-like after it goes out at once). Output that was overwritten before it
 // could be sent is replaced by a note.
 func (c *capture) takeProgress() []byte {
 	c.mu.Lock()
@@ -256,7 +268,7 @@ func (c *capture) takeProgress() []byte {
 		if c.firstOcc >= 0 {
 			avail = c.firstOcc
 		} else {
-			avail -= int64(len(c.sentinel) - 1)
+			avail -= int64(sentinelPrefixAt(c.carry, c.sentinel))
 		}
 	}
 	if avail <= c.sent {

@@ -140,6 +140,24 @@ func FuzzCapture(f *testing.F) {
 		if gotDir != string(dir) || out.Text != want {
 			t.Fatalf("got dir %q text %q; want %q %q", gotDir, out.Text, dir, want)
 		}
+
+		// Progress taken after every write hands out exactly the output
+		// before the sentinel, never a byte of it.
+		c := newCapture(1<<20, S)
+		c.enableProgress()
+		var progress []byte
+		prev := 0
+		for _, cut := range append(cuts, len(stream)) {
+			if cut < prev {
+				continue
+			}
+			c.Write(stream[prev:cut])
+			prev = cut
+			progress = append(progress, c.takeProgress()...)
+		}
+		if string(progress) != string(user) {
+			t.Fatalf("progress %q, want %q", progress, user)
+		}
 	})
 }
 
@@ -147,6 +165,33 @@ func sortInts(a []int) {
 	for i := 1; i < len(a); i++ {
 		for j := i; j > 0 && a[j] < a[j-1]; j-- {
 			a[j], a[j-1] = a[j-1], a[j]
+		}
+	}
+}
+
+// TestProgressHoldsBackOnlyASentinelPrefix: output shorter than the sentinel
+// goes out at once; only a tail that really is the sentinel's start waits.
+func TestProgressHoldsBackOnlyASentinelPrefix(t *testing.T) {
+	S := testSentinel
+	steps := []struct {
+		write, want string
+	}{
+		{"line1\n", "line1\n"},
+		{"", ""},
+		{"x_", "x"},            // "_" may begin the sentinel
+		{"y\n", "_y\n"},        // it did not
+		{S[:7], ""},            // a long sentinel prefix waits whole
+		{"!", S[:7] + "!"},     // and goes out when it is not one
+		{"ok" + S[:3], "ok"},   // across the sentinel's own shape
+		{S[3:] + "/tmp\n", ""}, // the sentinel itself never goes out
+		{"after\n", ""},        // nor anything after it
+	}
+	c := newCapture(1<<20, S)
+	c.enableProgress()
+	for i, st := range steps {
+		c.Write([]byte(st.write))
+		if got := string(c.takeProgress()); got != st.want {
+			t.Fatalf("step %d: wrote %q, progress %q, want %q", i, st.write, got, st.want)
 		}
 	}
 }
