@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -131,47 +129,6 @@ spec:
 	if _, err := decodeManifests([]byte("apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n  name: b\n")); err == nil {
 		t.Fatal("a duplicate field was accepted")
 	}
-}
-
-// helmTemplate lints the chart with the values file (strictly) and renders it.
-func helmTemplate(t *testing.T, values ...string) *rendered {
-	t.Helper()
-	helm := requireTool(t, "helm")
-	chart := filepath.Join(repoRoot, "helm", "boris")
-	var flags []string
-	for _, v := range values {
-		flags = append(flags, "-f", filepath.Join(chart, v))
-	}
-	if out, err := exec.Command(helm, append([]string{"lint", "--strict", chart}, flags...)...).CombinedOutput(); err != nil {
-		t.Fatalf("helm lint %v: %v\n%s", values, err, out)
-	}
-	cmd := exec.Command(helm, append([]string{"template", "rel", chart, "--namespace", "agents"}, flags...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("helm template %v: %v\n%s", values, err, stderr.String())
-	}
-	r, err := decodeManifests(out)
-	if err != nil {
-		t.Fatalf("helm template %v: %v", values, err)
-	}
-	return r
-}
-
-// helmTemplateFails renders with --set flags and returns the error output.
-func helmTemplateFails(t *testing.T, set ...string) string {
-	t.Helper()
-	helm := requireTool(t, "helm")
-	args := []string{"template", "rel", filepath.Join(repoRoot, "helm", "boris")}
-	for _, s := range set {
-		args = append(args, "--set", s)
-	}
-	out, err := exec.Command(helm, args...).CombinedOutput()
-	if err == nil {
-		t.Fatalf("helm template %v succeeded:\n%s", set, out)
-	}
-	return string(out)
 }
 
 func TestHelmDefault(t *testing.T) {

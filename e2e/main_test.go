@@ -79,20 +79,6 @@ func requireImages(t *testing.T) {
 	}
 }
 
-// requireTool returns the path of a command-line tool; a missing one skips
-// the test, or fails it under CI.
-func requireTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if inCI() {
-			t.Fatalf("%s is not installed (CI is set; .ci/run installs it)", name)
-		}
-		t.Skipf("%s is not installed", name)
-	}
-	return p
-}
-
 func checkDocker() error {
 	if _, err := exec.LookPath("docker"); err != nil {
 		return fmt.Errorf("docker CLI not found: %w", err)
