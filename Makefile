@@ -1,21 +1,24 @@
-# boris — build, test and benchmark. `make test` is the whole suite (CI runs
-# it through .ci/run, which installs what it needs first).
-
-STATICCHECK_VERSION := v0.8.2
+# boris — build, test and benchmark. `make test` is the whole suite: it
+# installs what it lacks first (scripts/deps.sh), and CI runs just that.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: test lint unit build run bench fuzz clean
+.PHONY: test deps lint unit build run bench fuzz clean
 
-## test: lint, unit tests (race detector on), e2e, Helm and release checks
-test: lint unit e2e release-check
+## test: the Debian packages it needs, lint, unit tests (race detector on),
+## e2e (containers, compose, Helm chart, release check)
+test: deps lint unit e2e
+
+## deps: install missing Debian packages (apt-get, as root or with sudo)
+deps:
+	scripts/deps.sh
 
 ## lint: gofmt, go vet, staticcheck
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	go vet ./...
-	go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	go tool staticcheck ./...
 
 ## unit: go test -race over the main module
 unit:
@@ -57,41 +60,40 @@ clean:
 
 # --- deployment: images, end-to-end tests, Helm chart, release ---
 
-# Pinned tools, installed by `make tools`. GoReleaser v2.17.0 depends on
-# go.digitalxero.dev/go-msix, which the module proxy does not serve, and v2.18
-# needs Go 1.27.
+# GoReleaser for a real release only; the release check uses its config
+# package from e2e/go.mod. v2.17.0 depends on go.digitalxero.dev/go-msix,
+# which the module proxy does not serve, and v2.18 needs Go 1.27.
 GORELEASER_VERSION := v2.16.0
-HELM_VERSION := v3.22.0
-TOOLS_PATH := $(shell go env GOPATH)/bin
 E2E_FLAGS ?= -count=1 -parallel 8 -timeout 20m
-# staticcheck 2026.2.2 by its module version (the proxy resolves only that).
-E2E_STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: tools images e2e e2e-lint helm-test release-check clean-images
-
-## tools: helm and goreleaser at the pinned versions, into $(go env GOPATH)/bin
-tools:
-	scripts/install-tools.sh $(HELM_VERSION) $(GORELEASER_VERSION)
+.PHONY: images e2e e2e-lint helm-test release-check release clean-images
 
 ## images: boris:latest and boris:distroless from Dockerfile and
 ## Dockerfile.distroless, offline: local stand-ins replace the base images
 images:
 	VERSION=$(VERSION) scripts/images.sh
 
-## e2e: the images, then the container, compose, Helm and Dockerfile tests in e2e/
+## e2e: the images, then the container, compose, Helm, Dockerfile and
+## release tests in e2e/
 e2e: images e2e-lint
-	cd e2e && PATH="$(TOOLS_PATH):$$PATH" BORIS_E2E_SKIP_BUILD=1 TESTCONTAINERS_RYUK_DISABLED=true go test $(E2E_FLAGS) ./...
+	cd e2e && BORIS_E2E_SKIP_BUILD=1 TESTCONTAINERS_RYUK_DISABLED=true go test $(E2E_FLAGS) ./...
 
 e2e-lint:
-	cd e2e && go vet ./... && go run $(E2E_STATICCHECK) ./...
+	cd e2e && go vet ./... && go tool staticcheck ./...
 
-## helm-test: helm lint and helm template over the chart's value sets, decoded strictly
+## helm-test: lint and render the chart over its value sets (Helm's Go
+## packages), every object decoded strictly
 helm-test:
-	cd e2e && PATH="$(TOOLS_PATH):$$PATH" go test -count=1 -run 'Helm|StrictDecoding' ./...
+	cd e2e && go test -count=1 -run 'Helm|StrictDecoding' ./...
 
-## release-check: goreleaser check and a snapshot release (no publishing, no images)
+## release-check: goreleaser.yaml loaded strictly by GoReleaser's config
+## package, and the snapshot it describes built and checked (no publishing)
 release-check:
-	PATH="$(TOOLS_PATH):$$PATH" scripts/release-check.sh
+	cd e2e && go test -count=1 -run 'Release' ./...
+
+## release: a real release with the pinned GoReleaser, from a vX.Y.Z tag
+release:
+	go run github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION) release --clean --release-notes=NOTES.md
 
 ## clean-images: remove the images and stand-ins `make images` made
 clean-images:
