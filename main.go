@@ -23,6 +23,7 @@ import (
 	"github.com/boris-mcp/boris/internal/config"
 	"github.com/boris-mcp/boris/internal/files"
 	"github.com/boris-mcp/boris/internal/metrics"
+	"github.com/boris-mcp/boris/internal/sandbox"
 	"github.com/boris-mcp/boris/internal/scope"
 	"github.com/boris-mcp/boris/internal/server"
 	"github.com/boris-mcp/boris/internal/session"
@@ -90,8 +91,34 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		TaskTimeout:  cfg.BackgroundTaskTimeout,
 		OnTaskChange: m.TaskChange,
 	}
+	var sb *sandbox.Sandbox
+	if cfg.Sandbox {
+		sb, err = newSandbox(cfg, policy, getenv)
+		if err != nil {
+			return err
+		}
+		defer sb.Close()
+		st := sb.Status()
+		m.SandboxEnforced(st.ABI, st.Net, st.Scoped)
+		logger.Info("sandbox on: bash commands run under Landlock",
+			"landlock_abi", st.ABI,
+			"writable", strings.Join(st.Writable, ","),
+			"unreadable", strings.Join(st.Denied, ","),
+			"net", st.Net,
+			"ioctl_dev", st.IoctlDev,
+			"scoped_signals_abstract_sockets", st.Scoped,
+			"rules", st.Rules,
+			"build", st.Build.Round(time.Microsecond),
+		)
+	} else {
+		m.SandboxEnforced(0, "", false)
+	}
 	if cfg.Shell != "" {
-		sessOpts.Runner = shell.NewRunner(cfg.Shell, shell.Environ(os.Environ()), shell.Options{})
+		opts := shell.Options{}
+		if sb != nil {
+			opts.Start = sb.Start
+		}
+		sessOpts.Runner = shell.NewRunner(cfg.Shell, shell.Environ(os.Environ()), opts)
 	}
 	set, err := tools.NewSet(tools.Deps{
 		Config:   cfg,
@@ -103,7 +130,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if err != nil {
 		return err
 	}
-	srv := server.New(server.Deps{Config: cfg, Version: ver, Logger: logger, Tools: set, Sessions: sessOpts, Metrics: m})
+	srv := server.New(server.Deps{Config: cfg, Version: ver, Logger: logger, Tools: set, Sessions: sessOpts, Metrics: m, Sandbox: sandboxHealth(sb)})
 
 	logger.Info("boris starting",
 		"version", ver,
@@ -136,6 +163,55 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	err = srv.ServeHTTP(ctx, ln, m.Handler())
 	logger.Info("boris stopped")
 	return err
+}
+
+// newSandbox builds the Landlock sandbox of the bash tool from the
+// configuration: writable are the allowed directories (or the workdir),
+// the temp directory and --sandbox-write; unreadable are the --deny-dir
+// paths, globs expanded now.
+func newSandbox(cfg *config.Config, policy *scope.Policy, getenv func(string) string) (*sandbox.Sandbox, error) {
+	deny, err := policy.DenyPaths(scope.DefaultDenyWalkLimit)
+	if err != nil {
+		return nil, err
+	}
+	writable := append([]string(nil), cfg.AllowDirs...)
+	if len(writable) == 0 {
+		writable = append(writable, cfg.Workdir)
+	}
+	for _, t := range []string{os.TempDir(), getenv("TMPDIR")} {
+		if t == "" {
+			continue
+		}
+		if _, err := os.Stat(t); err == nil {
+			writable = append(writable, t)
+		}
+	}
+	writable = append(writable, cfg.SandboxWrite...)
+	sc := sandbox.Config{Writable: writable, Deny: deny, Ports: cfg.SandboxPorts}
+	switch cfg.SandboxNet {
+	case config.SandboxNetDeny:
+		sc.Net = sandbox.NetDeny
+	case config.SandboxNetPorts:
+		sc.Net = sandbox.NetPorts
+	}
+	return sandbox.New(sc)
+}
+
+// sandboxHealth is the "sandbox" object of /health.
+func sandboxHealth(sb *sandbox.Sandbox) map[string]any {
+	if sb == nil {
+		return map[string]any{"enabled": false}
+	}
+	st := sb.Status()
+	return map[string]any{
+		"enabled":      true,
+		"landlock_abi": st.ABI,
+		"writable":     st.Writable,
+		"unreadable":   st.Denied,
+		"net":          st.Net,
+		"ioctl_dev":    st.IoctlDev,
+		"scoped":       st.Scoped,
+	}
 }
 
 // logListening says where boris listens, the URL a client should use and

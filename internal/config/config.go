@@ -108,7 +108,24 @@ type Config struct {
 	Warnings []string
 	// Healthcheck asks for a probe of a running server instead of a server.
 	Healthcheck bool
+
+	// Sandbox is --sandbox on: commands run under Landlock.
+	Sandbox bool
+	// SandboxWrite are extra absolute, symlink-free paths commands may
+	// write with the sandbox on.
+	SandboxWrite []string
+	// SandboxNet is "allow", "deny" or "ports" (then SandboxPorts lists
+	// the TCP ports commands may connect to).
+	SandboxNet   string
+	SandboxPorts []uint16
 }
+
+// Sandbox network modes (Config.SandboxNet).
+const (
+	SandboxNetAllow = "allow"
+	SandboxNetDeny  = "deny"
+	SandboxNetPorts = "ports"
+)
 
 // ToolEnabled reports whether a default-mode tool name is enabled.
 func (c *Config) ToolEnabled(name string) bool {
@@ -149,6 +166,9 @@ type cli struct {
 	SessionIdleTimeout    string   `help:"Close sessions idle this long, terminating their processes (0 = never)." default:"10m" envvar:"BORIS_SESSION_IDLE_TIMEOUT"`
 	LogLevel              string   `help:"Log level: debug, info, warn, error." default:"info" envvar:"BORIS_LOG_LEVEL"`
 	LogFormat             string   `help:"Log format: text or json." default:"text" envvar:"BORIS_LOG_FORMAT"`
+	Sandbox               string   `help:"Run every bash command under a Landlock sandbox (Linux): off or on. On: writes only in the allowed dirs (or workdir), the temp dir and --sandbox-write paths; --deny-dir paths unreadable." default:"off" envvar:"BORIS_SANDBOX"`
+	SandboxWrite          []string `help:"Extra path sandboxed commands may write, e.g. a build cache (repeatable)." placeholder:"PATH" envvar:"BORIS_SANDBOX_WRITE"`
+	SandboxNet            string   `help:"TCP for sandboxed commands: allow, deny, or the ports they may connect to (e.g. 443,80; binds refused)." default:"allow" envvar:"BORIS_SANDBOX_NET"`
 	Version               bool     `help:"Print the version and exit."`
 	Healthcheck           bool     `help:"Probe a running server's /health on 127.0.0.1:--port and exit 0 if it is healthy (for container health checks)."`
 
@@ -361,6 +381,8 @@ func (c *cli) resolve(getenv func(string) string) (*Config, error) {
 		cfg.Warnings = append(cfg.Warnings, "no shell found (neither /bin/bash nor /bin/sh): the bash and task_output tools are not registered; the file tools still work")
 	}
 
+	c.resolveSandbox(cfg, workdir, fail)
+
 	idle, err := parseDuration(c.SessionIdleTimeout)
 	if err != nil {
 		fail("invalid --session-idle-timeout %q: %v (examples: 10m, 90s, 1h, 0 for never)", c.SessionIdleTimeout, err)
@@ -389,6 +411,61 @@ func (c *cli) resolve(getenv func(string) string) (*Config, error) {
 		return nil, errors.New(strings.Join(errs, "\n"))
 	}
 	return cfg, nil
+}
+
+// resolveSandbox checks the sandbox settings; the kernel is asked later,
+// when the sandbox is built.
+func (c *cli) resolveSandbox(cfg *Config, workdir string, fail func(string, ...any)) {
+	switch strings.ToLower(strings.TrimSpace(c.Sandbox)) {
+	case "off", "":
+	case "on":
+		cfg.Sandbox = true
+	default:
+		fail("invalid --sandbox %q: valid values are off and on", c.Sandbox)
+	}
+	for _, p := range c.SandboxWrite {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		abs, err := resolvePath(p, workdir)
+		if err != nil {
+			fail("invalid --sandbox-write: %v", err)
+			continue
+		}
+		if !slices.Contains(cfg.SandboxWrite, abs) {
+			cfg.SandboxWrite = append(cfg.SandboxWrite, abs)
+		}
+	}
+	net := strings.ToLower(strings.TrimSpace(c.SandboxNet))
+	switch net {
+	case SandboxNetAllow, "":
+		cfg.SandboxNet = SandboxNetAllow
+	case SandboxNetDeny:
+		cfg.SandboxNet = SandboxNetDeny
+	default:
+		cfg.SandboxNet = SandboxNetPorts
+		for _, f := range strings.Split(net, ",") {
+			f = strings.TrimSpace(f)
+			if f == "" {
+				continue
+			}
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 1 || n > 65535 {
+				fail("invalid --sandbox-net %q: valid values are allow, deny, or a comma-separated list of TCP ports (1-65535) such as 443,80", c.SandboxNet)
+				return
+			}
+			if !slices.Contains(cfg.SandboxPorts, uint16(n)) {
+				cfg.SandboxPorts = append(cfg.SandboxPorts, uint16(n))
+			}
+		}
+		if len(cfg.SandboxPorts) == 0 {
+			fail("invalid --sandbox-net %q: valid values are allow, deny, or a comma-separated list of TCP ports such as 443,80", c.SandboxNet)
+		}
+	}
+	if !cfg.Sandbox && (len(cfg.SandboxWrite) > 0 || cfg.SandboxNet != SandboxNetAllow) {
+		cfg.Warnings = append(cfg.Warnings, "--sandbox-write and --sandbox-net take effect only with --sandbox on; the sandbox is off")
+	}
 }
 
 // resolveAuth decides how /mcp is protected: the tokens given, a generated
@@ -541,6 +618,22 @@ func resolveDir(dir, base string) (string, error) {
 	}
 	if !fi.IsDir() {
 		return "", fmt.Errorf("%s is not a directory", dir)
+	}
+	return real, nil
+}
+
+// resolvePath makes p absolute (relative to base) and symlink-free; it must
+// exist (a file or a directory).
+func resolvePath(p, base string) (string, error) {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(base, p)
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("%s does not exist (create it first)", p)
+		}
+		return "", fmt.Errorf("%s: %w", p, err)
 	}
 	return real, nil
 }

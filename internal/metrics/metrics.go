@@ -4,6 +4,7 @@ package metrics
 
 import (
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -21,6 +22,7 @@ type Metrics struct {
 	tasks        prometheus.Gauge
 	timeouts     prometheus.Counter
 	requests     *prometheus.CounterVec
+	sandbox      *prometheus.GaugeVec
 }
 
 // New registers boris's collectors, the build info, and the Go runtime and
@@ -53,6 +55,10 @@ func New(version string) *Metrics {
 			Name: "boris_mcp_requests_total",
 			Help: "MCP requests by method and protocol era (stateless: 2026-07-28 and later; handshake: the revisions before).",
 		}, []string{"method", "era"}),
+		sandbox: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "boris_sandbox_enforced",
+			Help: "1 when bash commands run under the Landlock sandbox (labels: the kernel's Landlock ABI, the TCP policy, whether signals and abstract sockets are scoped), 0 when the sandbox is off.",
+		}, []string{"landlock_abi", "net", "scoped"}),
 	}
 	build := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "boris_build_info",
@@ -60,7 +66,7 @@ func New(version string) *Metrics {
 		ConstLabels: prometheus.Labels{"version": version},
 	})
 	build.Set(1)
-	m.reg.MustRegister(m.toolCalls, m.toolDuration, m.sessions, m.tasks, m.timeouts, m.requests, build,
+	m.reg.MustRegister(m.toolCalls, m.toolDuration, m.sessions, m.tasks, m.timeouts, m.requests, m.sandbox, build,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -92,3 +98,12 @@ func (m *Metrics) TaskChange(delta int) { m.tasks.Add(float64(delta)) }
 
 // Request counts one MCP request by method and protocol era.
 func (m *Metrics) Request(method, era string) { m.requests.WithLabelValues(method, era).Inc() }
+
+// SandboxEnforced records what the sandbox enforces; abi 0 means it is off.
+func (m *Metrics) SandboxEnforced(abi int, net string, scoped bool) {
+	if abi == 0 {
+		m.sandbox.WithLabelValues("0", "off", "false").Set(0)
+		return
+	}
+	m.sandbox.WithLabelValues(strconv.Itoa(abi), net, strconv.FormatBool(scoped)).Set(1)
+}

@@ -44,6 +44,9 @@ type denyRule struct {
 	dir string
 	// glob is set for pattern rules, lower-cased, without a leading slash.
 	glob string
+	// path is the plain directory rule's path as written (cleaned,
+	// absolute), for the sandbox, which works on real names.
+	path string
 }
 
 // Policy is an immutable allow/deny decision procedure, safe for concurrent
@@ -89,11 +92,11 @@ func compileDeny(raw, base string) ([]denyRule, error) {
 			d = filepath.Join(base, d)
 		}
 		d = filepath.Clean(d)
-		rules := []denyRule{{raw: raw, dir: strings.ToLower(d)}}
+		rules := []denyRule{{raw: raw, dir: strings.ToLower(d), path: d}}
 		// Deny the canonical location too, so a deny on a path that goes
 		// through a symlink still matches resolved paths.
 		if real, err := filepath.EvalSymlinks(d); err == nil && real != d {
-			rules = append(rules, denyRule{raw: raw, dir: strings.ToLower(real)})
+			rules = append(rules, denyRule{raw: raw, dir: strings.ToLower(real), path: real})
 		}
 		return rules, nil
 	}

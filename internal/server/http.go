@@ -125,7 +125,11 @@ func statelessBody(body []byte) bool {
 
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"status": "ok", "version": s.deps.Version})
+	body := map[string]any{"status": "ok", "version": s.deps.Version}
+	if s.deps.Sandbox != nil {
+		body["sandbox"] = s.deps.Sandbox
+	}
+	_ = json.NewEncoder(w).Encode(body)
 }
 
 // closeOnDelete ends a handshake-era session's processes before the SDK

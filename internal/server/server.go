@@ -43,6 +43,8 @@ type Deps struct {
 	Tools    *tools.Set
 	Sessions session.Options
 	Metrics  Metrics // may be nil
+	// Sandbox is what /health reports under "sandbox" (nil: omitted).
+	Sandbox map[string]any
 
 	// HeaderTimeout bounds reading a request's headers and BodyTimeout its
 	// body, so a slow or stalled client cannot hold a connection open

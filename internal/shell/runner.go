@@ -39,6 +39,9 @@ type Options struct {
 	Drain time.Duration
 	// ProgressInterval is the minimum time between progress callbacks.
 	ProgressInterval time.Duration
+	// Start, if set, starts each command instead of cmd.Start: the
+	// sandbox uses it to fork commands from its restricted thread.
+	Start func(*exec.Cmd) error
 }
 
 // Runner starts commands with one shell and one environment. It is safe
@@ -190,8 +193,12 @@ func (r *Runner) Start(c Command) (*Process, error) {
 		p.progDone = make(chan struct{})
 	}
 
+	start := r.opts.Start
+	if start == nil {
+		start = (*exec.Cmd).Start
+	}
 	children.startMu.RLock()
-	err = cmd.Start()
+	err = start(cmd)
 	if err == nil && Reaping() {
 		p.status = children.register(cmd.Process.Pid)
 	}

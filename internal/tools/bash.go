@@ -3,6 +3,8 @@ package tools
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,6 +39,9 @@ func bashTool(cfg *config.Config) (*def, error) {
 - For long-running processes (servers, watchers) use run_in_background: true, then task_output to read their output; the result gives the process group id so kill -TERM -<pgid> stops it.
 - Prefer the grep, find and view tools over grep/find/cat in the shell for searching and reading files.`,
 		cfg.Shell, defMs, MaxTimeoutMs, shell.MaxOutputChars)
+	if cfg.Sandbox {
+		desc += "\n- Commands run in a sandbox: they may write only inside the workspace and the temp directory (" + os.TempDir() + "), some paths are unreadable" + sandboxNetNote(cfg) + ". A refused operation fails with \"Permission denied\" (or \"Operation not permitted\"): that is the sandbox, not a transient error, so do not retry it or try other ways around it; work inside the workspace or the temp directory."
+	}
 	return define("bash", "Run a shell command", desc, false,
 		func(s *jsonschema.Schema) { setDefault(s, "timeout", defMs) },
 		func(ctx context.Context, c *call, in *bashArgs) (*mcp.CallToolResult, error) {
@@ -65,6 +70,20 @@ func bashTool(cfg *config.Config) (*def, error) {
 			}
 			return textResult(formatRun(res, timeoutMs)), nil
 		})
+}
+
+func sandboxNetNote(cfg *config.Config) string {
+	switch cfg.SandboxNet {
+	case config.SandboxNetDeny:
+		return " and TCP connections are refused"
+	case config.SandboxNetPorts:
+		ports := make([]string, len(cfg.SandboxPorts))
+		for i, p := range cfg.SandboxPorts {
+			ports[i] = strconv.Itoa(int(p))
+		}
+		return " and TCP connections only reach ports " + strings.Join(ports, ", ")
+	}
+	return ""
 }
 
 // progressFunc sends the command's new output as progress notifications

@@ -1,0 +1,403 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The test binary doubles as a helper command: with BORIS_SANDBOX_HELPER
+// set it connects or binds and exits, so the network tests need no tools.
+func TestMain(m *testing.M) {
+	switch os.Getenv("BORIS_SANDBOX_HELPER") {
+	case "connect":
+		c, err := net.DialTimeout("tcp", os.Getenv("BORIS_SANDBOX_ADDR"), 2*time.Second)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		c.Close()
+		os.Exit(0)
+	case "bind", "bind-mptcp":
+		// Go listens with MPTCP by default, which Landlock's TCP rules do
+		// not cover (see SECURITY.md); plain TCP is what they govern.
+		var lc net.ListenConfig
+		lc.SetMultipathTCP(os.Getenv("BORIS_SANDBOX_HELPER") == "bind-mptcp")
+		l, err := lc.Listen(context.Background(), "tcp", os.Getenv("BORIS_SANDBOX_ADDR"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		l.Close()
+		os.Exit(0)
+	}
+	if os.Geteuid() != 0 {
+		// As root only the sandbox can refuse a write; as another user a
+		// refusal could come from file permissions and prove nothing.
+		fmt.Fprintln(os.Stderr, "sandbox tests: run as root (file permissions would otherwise explain a refusal)")
+	}
+	os.Exit(m.Run())
+}
+
+// layout is a tree under a fresh temp dir: ws (writable), outside, pub.
+type layout struct{ root, ws, outside, pub string }
+
+func newLayout(t *testing.T) layout {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := layout{root: root, ws: filepath.Join(root, "ws"), outside: filepath.Join(root, "outside"), pub: filepath.Join(root, "pub")}
+	for _, d := range []string{l.ws, l.outside, l.pub} {
+		if err := os.Mkdir(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, filepath.Join(l.outside, "victim"), "keep me\n")
+	write(t, filepath.Join(l.pub, "readme"), "public\n")
+	return l
+}
+
+func write(t *testing.T, p, s string) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(s), 0o666); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newSandbox(t *testing.T, cfg Config) *Sandbox {
+	t.Helper()
+	sb, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(sb.Close)
+	return sb
+}
+
+// sh runs script with /bin/sh through the sandbox and returns its combined
+// output and whether it exited 0.
+func sh(t *testing.T, sb *Sandbox, dir, script string, env ...string) (string, bool) {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := sb.Start(cmd); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	err := cmd.Wait()
+	return out.String(), err == nil
+}
+
+func TestWritesStayInside(t *testing.T) {
+	l := newLayout(t)
+	sb := newSandbox(t, Config{Writable: []string{l.ws}})
+	if err := os.Symlink(l.outside, filepath.Join(l.ws, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(l.ws, "mine"), "x\n")
+
+	refused := map[string]string{
+		"touch":           "touch " + l.outside + "/new",
+		"redirect":        "echo x > " + l.outside + "/new",
+		"append":          "echo x >> " + l.outside + "/victim",
+		"truncate":        ": > " + l.outside + "/victim",
+		"mv into":         "mv mine " + l.outside + "/",
+		"rm":              "rm -f " + l.outside + "/victim",
+		"mkdir":           "mkdir " + l.outside + "/d",
+		"child":           "sh -c 'touch " + l.outside + "/child'",
+		"grandchild":      `sh -c 'sh -c "touch ` + l.outside + `/grandchild"'`,
+		"symlink escape":  "echo x > escape/via-link",
+		"symlink victim":  "echo x > escape/victim",
+		"hard link out":   "ln mine " + l.outside + "/hard",
+		"mv out of":       "mv " + l.outside + "/victim .",
+		"background":      "(sleep 0.05; touch " + l.outside + "/bg) & wait $!",
+		"write in parent": "touch " + l.root + "/new",
+	}
+	for name, script := range refused {
+		t.Run(name, func(t *testing.T) {
+			out, ok := sh(t, sb, l.ws, script)
+			if ok {
+				t.Fatalf("%q succeeded, want a refusal; output %q", script, out)
+			}
+			if !strings.Contains(out, "ermission denied") && !strings.Contains(out, "not permitted") {
+				t.Fatalf("%q: want a permission error, got %q", script, out)
+			}
+		})
+	}
+	if b, err := os.ReadFile(filepath.Join(l.outside, "victim")); err != nil || string(b) != "keep me\n" {
+		t.Fatalf("outside file changed: %q %v", b, err)
+	}
+	for _, name := range []string{"new", "child", "grandchild", "via-link", "hard", "bg", "d"} {
+		if _, err := os.Lstat(filepath.Join(l.outside, name)); err == nil {
+			t.Fatalf("%s was created outside", name)
+		}
+	}
+
+	// Inside, everything works, and reads outside are fine.
+	out, ok := sh(t, sb, l.ws, "touch a && echo x > b && mkdir d && mv a d/ && ln -s b s && rm b && cat "+l.outside+"/victim "+l.pub+"/readme && sh -c 'sh -c \"echo deep > deep\"' && cat deep")
+	if !ok || out != "keep me\npublic\ndeep\n" {
+		t.Fatalf("inside: ok=%v %q", ok, out)
+	}
+}
+
+// Only the sandbox's thread is restricted: boris itself writes anywhere,
+// and new threads the runtime makes do not inherit the domain.
+func TestOnlyTheSandboxThread(t *testing.T) {
+	l := newLayout(t)
+	before := nnpThreads(t)
+	sb := newSandbox(t, Config{Writable: []string{l.ws}})
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if out, ok := sh(t, sb, l.ws, "touch "+l.outside+"/t"+strconv.Itoa(i)); ok {
+				t.Errorf("command %d wrote outside: %q", i, out)
+			}
+		}()
+	}
+	// Goroutines blocked in syscalls make the runtime start more threads
+	// while the sandbox thread forks.
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(20 * time.Millisecond)
+			f, err := os.Open("/dev/zero")
+			if err == nil {
+				f.Read(make([]byte, 1<<20))
+				f.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	write(t, filepath.Join(l.outside, "by-the-test"), "the test process is not confined\n")
+	if got := nnpThreads(t); got != before+1 {
+		t.Fatalf("threads with no_new_privs: %d before, %d after; want exactly the sandbox's one more", before, got)
+	}
+}
+
+// nnpThreads counts this process's threads with no_new_privs set.
+func nnpThreads(t *testing.T) int {
+	t.Helper()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, task := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + task.Name() + "/status")
+		if err == nil && bytes.Contains(b, []byte("NoNewPrivs:\t1")) {
+			n++
+		}
+	}
+	return n
+}
+
+func TestDeniedPathsUnreadable(t *testing.T) {
+	l := newLayout(t)
+	secret := filepath.Join(l.root, "secret")
+	if err := os.MkdirAll(filepath.Join(secret, "sub"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(secret, "key"), "s3cret\n")
+	write(t, filepath.Join(secret, "sub", "key"), "s3cret\n")
+	write(t, filepath.Join(l.pub, "token"), "t0ken\n")
+	later := filepath.Join(l.root, "later") // denied before it exists
+	sb := newSandbox(t, Config{Writable: []string{l.ws}, Deny: []string{secret, filepath.Join(l.pub, "token"), later}})
+
+	for _, script := range []string{
+		"cat " + secret + "/key",
+		"cat " + secret + "/sub/key",
+		"cat " + l.pub + "/token",
+		"ln -s " + secret + "/key k && cat k",
+		"cat " + later + "/file",
+	} {
+		if script == "cat "+later+"/file" {
+			if err := os.Mkdir(later, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			write(t, filepath.Join(later, "file"), "made after start-up\n")
+		}
+		if out, ok := sh(t, sb, l.ws, script); ok || strings.Contains(out, "s3cret") || strings.Contains(out, "t0ken") || strings.Contains(out, "start-up") {
+			t.Errorf("%q: ok=%v %q, want refused", script, ok, out)
+		}
+	}
+	// Siblings and parents stay readable; names stay listable.
+	out, ok := sh(t, sb, l.ws, "cat "+l.pub+"/readme && ls "+l.root+" && ls "+secret)
+	if !ok || !strings.Contains(out, "public\n") || !strings.Contains(out, "secret") || !strings.Contains(out, "key") {
+		t.Fatalf("reads around the denied paths: ok=%v %q", ok, out)
+	}
+	if out, ok := sh(t, sb, l.ws, "cat /etc/passwd >/dev/null && ls / >/dev/null"); !ok {
+		t.Fatalf("reads elsewhere: %q", out)
+	}
+}
+
+func TestRefusesWhatLandlockCannotExpress(t *testing.T) {
+	l := newLayout(t)
+	_, err := New(Config{Writable: []string{l.ws}, Deny: []string{filepath.Join(l.ws, ".env")}})
+	if err == nil || !strings.Contains(err.Error(), "lies inside the writable directory "+l.ws) {
+		t.Fatalf("deny inside writable: %v", err)
+	}
+	_, err = New(Config{Writable: []string{l.ws}, Deny: []string{l.root}})
+	if err == nil || !strings.Contains(err.Error(), "writable directory "+l.ws+" lies inside the denied path") {
+		t.Fatalf("writable inside deny: %v", err)
+	}
+	_, err = New(Config{Writable: []string{filepath.Join(l.root, "missing")}})
+	if err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Fatalf("missing writable: %v", err)
+	}
+}
+
+func TestMissingLandlockRefused(t *testing.T) {
+	l := newLayout(t)
+	defer func(c int) { abiCap = c }(abiCap)
+	abiCap = 0
+	if _, err := New(Config{Writable: []string{l.ws}}); err == nil || !strings.Contains(err.Error(), "no Landlock") {
+		t.Fatalf("no Landlock: %v", err)
+	}
+	abiCap = 2
+	if _, err := New(Config{Writable: []string{l.ws}}); err == nil || !strings.Contains(err.Error(), "needs Landlock ABI 3") {
+		t.Fatalf("ABI 2: %v", err)
+	}
+	abiCap = 3
+	if _, err := New(Config{Writable: []string{l.ws}, Net: NetDeny}); err == nil || !strings.Contains(err.Error(), "--sandbox-net deny needs Landlock ABI 4") {
+		t.Fatalf("net on ABI 3: %v", err)
+	}
+	sb := newSandbox(t, Config{Writable: []string{l.ws}})
+	if st := sb.Status(); st.ABI != 3 || st.IoctlDev || st.Scoped {
+		t.Fatalf("status on ABI 3: %+v", st)
+	}
+}
+
+func TestNetwork(t *testing.T) {
+	l := newLayout(t)
+	listen := func() (net.Listener, string) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+		return ln, ln.Addr().String()
+	}
+	_, open := listen()
+	// closed is a listener too: it is refused only by the port rule.
+	_, closed := listen()
+	openPort := func() uint16 {
+		_, p, _ := net.SplitHostPort(open)
+		n, _ := strconv.Atoi(p)
+		return uint16(n)
+	}()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name             string
+		cfg              Config
+		open, other, bnd bool
+	}{
+		{"allow", Config{Net: NetAllow}, true, true, true},
+		{"deny", Config{Net: NetDeny}, false, false, false},
+		{"ports", Config{Net: NetPorts, Ports: []uint16{openPort}}, true, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.Writable = []string{l.ws}
+			sb := newSandbox(t, tc.cfg)
+			check := func(what string, want bool, out string, ok bool) {
+				if ok != want {
+					t.Errorf("%s: succeeded=%v, want %v (%q)", what, ok, want, out)
+				}
+				if !ok && !strings.Contains(out, "permission denied") {
+					t.Errorf("%s: want permission denied, got %q", what, out)
+				}
+			}
+			out, ok := helperRun(t, sb, l.ws, self, "connect", open)
+			check("connect to the listed port", tc.open, out, ok)
+			out, ok = helperRun(t, sb, l.ws, self, "connect", closed)
+			check("connect to another port", tc.other, out, ok)
+			out, ok = helperRun(t, sb, l.ws, self, "bind", "127.0.0.1:0")
+			check("bind to an ephemeral port", tc.bnd, out, ok)
+			out, ok = helperRun(t, sb, l.ws, self, "bind", freeAddr(t))
+			check("bind to a fixed port", tc.bnd, out, ok)
+		})
+	}
+}
+
+// freeAddr returns a loopback address with a port nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func helperRun(t *testing.T, sb *Sandbox, dir, self, mode, addr string) (string, bool) {
+	t.Helper()
+	cmd := exec.Command(self, "-test.run=^$")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "BORIS_SANDBOX_HELPER="+mode, "BORIS_SANDBOX_ADDR="+addr)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := sb.Start(cmd); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	err := cmd.Wait()
+	return out.String(), err == nil
+}
+
+// With ABI 6, a command cannot signal processes outside its domain (boris)
+// but can signal its own.
+func TestSignalsScoped(t *testing.T) {
+	l := newLayout(t)
+	sb := newSandbox(t, Config{Writable: []string{l.ws}})
+	if !sb.Status().Scoped {
+		t.Fatalf("kernel ABI %d: this test needs ABI 6", sb.Status().ABI)
+	}
+	out, ok := sh(t, sb, l.ws, "kill -0 "+strconv.Itoa(os.Getpid()))
+	if ok {
+		t.Fatalf("a command signalled the process outside the sandbox: %q", out)
+	}
+	if out, ok := sh(t, sb, l.ws, "sleep 5 & kill $! && wait $!; test $? -eq 143"); !ok {
+		t.Fatalf("a command could not signal its own child: %q", out)
+	}
+}
+
+func TestNetString(t *testing.T) {
+	for _, tc := range []struct {
+		mode  NetMode
+		ports []uint16
+		want  string
+	}{{NetAllow, nil, "allow"}, {NetDeny, nil, "deny"}, {NetPorts, []uint16{443, 80}, "ports:443,80"}} {
+		if got := NetString(tc.mode, tc.ports); got != tc.want {
+			t.Errorf("NetString(%v, %v) = %q, want %q", tc.mode, tc.ports, got, tc.want)
+		}
+	}
+}
