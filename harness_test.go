@@ -32,7 +32,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binPath = filepath.Join(dir, "boris")
-	build := exec.Command("go", "build", "-o", binPath, ".")
+	// The tag adds the sandbox's test-only probe cap (BORIS_SANDBOX_TEST_ABI),
+	// so a test can show the refusal on a kernel without Landlock.
+	build := exec.Command("go", "build", "-tags=boris_sandboxtest", "-o", binPath, ".")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build boris:", err)
