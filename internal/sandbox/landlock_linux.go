@@ -124,6 +124,14 @@ func New(cfg Config) (*Sandbox, error) {
 	if cfg.Net == NetPorts && len(cfg.Ports) == 0 {
 		return nil, errors.New("--sandbox-net: a port list needs at least one port")
 	}
+	var filter []unix.SockFilter
+	if cfg.Net != NetAllow {
+		a, err := mptcpArch()
+		if err != nil {
+			return nil, err
+		}
+		filter = mptcpFilter(a)
+	}
 	rules, err := plan(cfg)
 	if err != nil {
 		return nil, err
@@ -166,6 +174,12 @@ func New(cfg Config) (*Sandbox, error) {
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			ready <- fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 			return
+		}
+		if filter != nil {
+			if err := installFilter(filter); err != nil {
+				ready <- err
+				return
+			}
 		}
 		if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(ruleset), 0, 0); errno != 0 {
 			ready <- fmt.Errorf("landlock_restrict_self: %w", errno)

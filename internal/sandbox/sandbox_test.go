@@ -21,8 +21,10 @@ import (
 // set it connects or binds and exits, so the network tests need no tools.
 func TestMain(m *testing.M) {
 	switch os.Getenv("BORIS_SANDBOX_HELPER") {
-	case "connect":
-		c, err := net.DialTimeout("tcp", os.Getenv("BORIS_SANDBOX_ADDR"), 2*time.Second)
+	case "connect", "connect-mptcp":
+		d := net.Dialer{Timeout: 2 * time.Second}
+		d.SetMultipathTCP(os.Getenv("BORIS_SANDBOX_HELPER") == "connect-mptcp")
+		c, err := d.Dial("tcp", os.Getenv("BORIS_SANDBOX_ADDR"))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -340,6 +342,10 @@ func TestNetwork(t *testing.T) {
 			check("connect to the listed port", tc.open, out, ok)
 			out, ok = helperRun(t, sb, l.ws, self, "connect", closed)
 			check("connect to another port", tc.other, out, ok)
+			out, ok = helperRun(t, sb, l.ws, self, "connect-mptcp", closed)
+			check("MPTCP connect to another port", tc.other, out, ok)
+			out, ok = helperRun(t, sb, l.ws, self, "bind-mptcp", freeAddr(t))
+			check("MPTCP bind", tc.bnd, out, ok)
 			out, ok = helperRun(t, sb, l.ws, self, "bind", "127.0.0.1:0")
 			check("bind to an ephemeral port", tc.bnd, out, ok)
 			out, ok = helperRun(t, sb, l.ws, self, "bind", freeAddr(t))
