@@ -28,7 +28,7 @@ const (
 // sysArch is what the filter knows about this machine: the native audit
 // arch and socket number, and a compat (32-bit) one.
 type sysArch struct {
-	arch, socket, x32Socket           uint32
+	arch, socket, x32Socket          uint32
 	compat, compatSocket, socketcall uint32
 }
 
