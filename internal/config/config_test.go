@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -237,6 +238,44 @@ func TestParseSize(t *testing.T) {
 	for _, in := range []string{"", "MB", "0", "-1", "1.5MB", "10TB", "99999999999GB"} {
 		if _, err := ParseSize(in); err == nil {
 			t.Fatalf("%q accepted", in)
+		}
+	}
+}
+
+func TestSandboxSettings(t *testing.T) {
+	cache, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := mustParse(t, nil, nil)
+	if cfg.Sandbox || cfg.SandboxNet != SandboxNetAllow || len(cfg.SandboxWrite) != 0 {
+		t.Fatalf("sandbox defaults: %v %q %v", cfg.Sandbox, cfg.SandboxNet, cfg.SandboxWrite)
+	}
+	cfg = mustParse(t, []string{"--sandbox=on", "--sandbox-write=" + cache, "--sandbox-net=443, 80,443"}, nil)
+	if !cfg.Sandbox || cfg.SandboxNet != SandboxNetPorts || !slices.Equal(cfg.SandboxPorts, []uint16{443, 80}) || !slices.Equal(cfg.SandboxWrite, []string{cache}) {
+		t.Fatalf("flags: %v %q %v %v", cfg.Sandbox, cfg.SandboxNet, cfg.SandboxPorts, cfg.SandboxWrite)
+	}
+	cfg = mustParse(t, nil, map[string]string{"BORIS_SANDBOX": "ON", "BORIS_SANDBOX_NET": "deny", "BORIS_SANDBOX_WRITE": cache + ",,"})
+	if !cfg.Sandbox || cfg.SandboxNet != SandboxNetDeny || !slices.Equal(cfg.SandboxWrite, []string{cache}) {
+		t.Fatalf("env: %v %q %v", cfg.Sandbox, cfg.SandboxNet, cfg.SandboxWrite)
+	}
+	cfg = mustParse(t, []string{"--sandbox-net=deny"}, nil)
+	if len(cfg.Warnings) == 0 || !strings.Contains(cfg.Warnings[len(cfg.Warnings)-1], "only with --sandbox on") {
+		t.Fatalf("no warning for --sandbox-net without the sandbox: %v", cfg.Warnings)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sandbox=yes"}, "valid values are off and on"},
+		{[]string{"--sandbox-net=https"}, "comma-separated list of TCP ports"},
+		{[]string{"--sandbox-net=0"}, "1-65535"},
+		{[]string{"--sandbox-net=70000"}, "1-65535"},
+		{[]string{"--sandbox-net=,"}, "comma-separated list of TCP ports"},
+		{[]string{"--sandbox-write=/definitely/missing"}, "does not exist"},
+	} {
+		if _, err := parse(t, tc.args, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: want an error with %q, got %v", tc.args, tc.want, err)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -311,5 +312,25 @@ func TestWriteFailureLeavesOriginal(t *testing.T) {
 	entries, _ := os.ReadDir(w)
 	if len(entries) != 1 {
 		t.Fatalf("left behind: %v", entries)
+	}
+}
+
+func TestDenyPaths(t *testing.T) {
+	root := tree(t, "a/b/", "c/d/", "a/.env", "a/b/.env", "a/b/keep", "c/x.pem", "c/d/y.pem", "e/", "link -> a", "secret/")
+	p, err := New(nil, []string{root + "/secret", root + "/missing", root + "/**/.env", root + "/c/*.pem", root + "/link"}, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.DenyPaths(DefaultDenyWalkLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	want := []string{root + "/a", root + "/a/.env", root + "/a/b/.env", root + "/c/x.pem", root + "/link", root + "/missing", root + "/secret"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("DenyPaths:\n got %q\nwant %q", got, want)
+	}
+	if _, err := p.DenyPaths(3); err == nil || !strings.Contains(err.Error(), "anchor the pattern") {
+		t.Fatalf("walk limit: %v", err)
 	}
 }
