@@ -389,3 +389,21 @@ func volume(t *testing.T, pod corev1.PodSpec, name string) corev1.Volume {
 	t.Fatalf("the pod has no volume %s", name)
 	return corev1.Volume{}
 }
+
+// TestHelmSandbox: the sandbox values become BORIS_SANDBOX* variables, a
+// bare YAML on (read as true) included; by default none is set.
+func TestHelmSandbox(t *testing.T) {
+	r := helmTemplate(t, "ci/sandbox-values.yaml")
+	c := r.deployments[0].Spec.Template.Spec.Containers[0]
+	for name, want := range map[string]string{"BORIS_SANDBOX": "on", "BORIS_SANDBOX_NET": "443,80", "BORIS_SANDBOX_WRITE": "/cache"} {
+		if e := env(t, c, name); e.Value != want {
+			t.Errorf("%s=%q, want %q", name, e.Value, want)
+		}
+	}
+	def := helmTemplate(t).deployments[0].Spec.Template.Spec.Containers[0]
+	for _, e := range def.Env {
+		if e.Name == "BORIS_SANDBOX" && e.Value != "off" || e.Name == "BORIS_SANDBOX_NET" || e.Name == "BORIS_SANDBOX_WRITE" {
+			t.Errorf("default values set %s=%q", e.Name, e.Value)
+		}
+	}
+}
