@@ -197,10 +197,11 @@ func newSandbox(cfg *config.Config, policy *scope.Policy, getenv func(string) st
 	return sandbox.New(sc)
 }
 
-// sandboxHealth is the "sandbox" object of /health.
+// sandboxHealth is the "sandbox" object of /health, present only when the
+// sandbox is on, so /health keeps its flat shape for existing checks.
 func sandboxHealth(sb *sandbox.Sandbox) map[string]any {
 	if sb == nil {
-		return map[string]any{"enabled": false}
+		return nil
 	}
 	st := sb.Status()
 	return map[string]any{
