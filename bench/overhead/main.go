@@ -4,6 +4,12 @@
 // official go-sdk client, and prints medians and the ratio.
 //
 //	go run ./bench/overhead [-n 300]
+//
+// With -sandbox it compares a bash call of `true` with the sandbox off and
+// on instead (two servers, calls interleaved), and reports the time boris
+// took to build the Landlock ruleset at start-up.
+//
+//	go run ./bench/overhead -sandbox [-n 300]
 package main
 
 import (
@@ -24,6 +30,7 @@ import (
 func main() {
 	n := flag.Int("n", 300, "calls per measurement")
 	shellPath := flag.String("shell", "/bin/bash", "shell to compare against")
+	sandboxMode := flag.Bool("sandbox", false, "compare bash calls with --sandbox off and on")
 	flag.Parse()
 
 	tmp, err := os.MkdirTemp("", "boris-bench")
@@ -50,6 +57,10 @@ func main() {
 	}
 
 	ctx := context.Background()
+	if *sandboxMode {
+		sandboxBench(ctx, bin, tmp, work, *shellPath, *n)
+		return
+	}
 	cmd := exec.Command(bin, "--transport=stdio", "--workdir="+work, "--shell="+*shellPath, "--log-level=error")
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -108,6 +119,77 @@ func main() {
 	fmt.Printf("ratio (goal <= 1.15)        %.3f\n", float64(tp)/float64(bp))
 	fmt.Printf("view of a 40-line file      p50 %8s  p90 %8s  (goal p50 <= 300µs)\n", round(median(view)), round(pct(view, 90)))
 	fmt.Printf("MCP round trip, no work     p50 %8s  p90 %8s\n", round(median(floor)), round(pct(floor, 90)))
+}
+
+// sandboxBench times `true` through the bash tool of two servers, one with
+// the sandbox off and one with it on (a denied directory included, so the
+// ruleset is built as the complement of it), interleaved.
+func sandboxBench(ctx context.Context, bin, tmp, work, shellPath string, n int) {
+	secret, tmpdir := filepath.Join(tmp, "secret"), filepath.Join(tmp, "tmpdir")
+	for _, d := range []string{secret, tmpdir} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			log.Fatal(err)
+		}
+	}
+	start := func(args ...string) (*mcp.ClientSession, *strings.Builder) {
+		cmd := exec.Command(bin, append([]string{"--transport=stdio", "--workdir=" + work, "--shell=" + shellPath, "--deny-dir=" + secret}, args...)...)
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmpdir)
+		logs := &strings.Builder{}
+		cmd.Stderr = logs
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			log.Fatalf("start boris %v: %v\n%s", args, err, logs)
+		}
+		return cs, logs
+	}
+	off, _ := start("--log-level=error")
+	defer off.Close()
+	on, logs := start("--sandbox=on", "--log-level=info")
+	defer on.Close()
+	callTrue := func(cs *mcp.ClientSession) time.Duration {
+		t0 := time.Now()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "true"}})
+		d := time.Since(t0)
+		if err != nil || res.IsError {
+			log.Fatalf("bash: %v %+v", err, res)
+		}
+		return d
+	}
+	for range 20 {
+		callTrue(off)
+		callTrue(on)
+	}
+	var a, b []time.Duration
+	for i := range n {
+		// Alternate which goes first so neither always runs on a warm cache.
+		if i%2 == 0 {
+			a = append(a, callTrue(off))
+			b = append(b, callTrue(on))
+		} else {
+			b = append(b, callTrue(on))
+			a = append(a, callTrue(off))
+		}
+	}
+	build := "?"
+	rules := "?"
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if !strings.Contains(line, "sandbox on") {
+			continue
+		}
+		for _, f := range strings.Fields(line) {
+			if v, ok := strings.CutPrefix(f, "build="); ok {
+				build = v
+			}
+			if v, ok := strings.CutPrefix(f, "rules="); ok {
+				rules = v
+			}
+		}
+	}
+	ap, bp := median(a), median(b)
+	fmt.Printf("bash true, sandbox off      p50 %8s  p90 %8s\n", round(ap), round(pct(a, 90)))
+	fmt.Printf("bash true, sandbox on       p50 %8s  p90 %8s\n", round(bp), round(pct(b, 90)))
+	fmt.Printf("ratio on/off (goal <= 1.2)  %.3f\n", float64(bp)/float64(ap))
+	fmt.Printf("ruleset build at start-up   %s (%s rules, one denied directory)\n", build, rules)
 }
 
 func median(d []time.Duration) time.Duration { return pct(d, 50) }
