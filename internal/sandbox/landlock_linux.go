@@ -85,7 +85,7 @@ func ABI() (int, error) {
 	if abi == 0 {
 		switch errno {
 		case unix.EOPNOTSUPP:
-			return 0, errors.New("Landlock is built into this kernel but disabled (add landlock to the lsm= boot parameter)")
+			return 0, errors.New("this kernel has Landlock built in but disabled (add landlock to the lsm= boot parameter)")
 		default:
 			return 0, fmt.Errorf("this kernel has no Landlock (landlock_create_ruleset: %v); Landlock needs Linux 5.13 or later with CONFIG_SECURITY_LANDLOCK and landlock in the active LSMs", errno)
 		}

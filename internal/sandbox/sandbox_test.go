@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -405,5 +406,43 @@ func TestNetString(t *testing.T) {
 		if got := NetString(tc.mode, tc.ports); got != tc.want {
 			t.Errorf("NetString(%v, %v) = %q, want %q", tc.mode, tc.ports, got, tc.want)
 		}
+	}
+}
+
+// Pdeathsig is tied to the thread that forked the child: the sandbox's
+// thread lives until Close, so a command started with it is not killed by
+// the runtime's thread churn, and is killed when the sandbox closes.
+func TestPdeathsigFollowsTheSandboxThread(t *testing.T) {
+	l := newLayout(t)
+	sb, err := New(Config{Writable: []string{l.ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("/bin/sleep", "30")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := sb.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	// Commands started afterwards run on the same, still living thread.
+	if out, ok := sh(t, sb, l.ws, "true"); !ok {
+		t.Fatalf("second command: %q", out)
+	}
+	if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Fatalf("the child died while the sandbox thread lives: %v", err)
+	}
+	sb.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+			t.Fatalf("child ended with %v, want SIGKILL from Pdeathsig", err)
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the child outlived the sandbox thread despite Pdeathsig")
+	}
+	if err := sb.Start(exec.Command("/bin/true")); err == nil {
+		t.Fatal("Start after Close succeeded")
 	}
 }
