@@ -167,27 +167,7 @@ func New(cfg Config) (*Sandbox, error) {
 
 	s := &Sandbox{reqs: make(chan startReq), done: make(chan struct{})}
 	ready := make(chan error, 1)
-	go func() {
-		// Never unlocked: the thread carries the domain and must die with
-		// this goroutine rather than go back to the scheduler.
-		runtime.LockOSThread()
-		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-			ready <- fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
-			return
-		}
-		if filter != nil {
-			if err := installFilter(filter); err != nil {
-				ready <- err
-				return
-			}
-		}
-		if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(ruleset), 0, 0); errno != 0 {
-			ready <- fmt.Errorf("landlock_restrict_self: %w", errno)
-			return
-		}
-		ready <- nil
-		s.loop()
-	}()
+	go s.restrictedThread(ruleset, filter, ready, true)
 	if err := <-ready; err != nil {
 		return nil, err
 	}
@@ -202,6 +182,45 @@ func New(cfg Config) (*Sandbox, error) {
 	st.Denied = append(st.Denied, cleanAll(cfg.Deny)...)
 	s.status = st
 	return s, nil
+}
+
+// restrictedThread locks itself to its thread for good, restricts that
+// thread and serves Start requests on it. The thread must not be the
+// process's main thread: the runtime never ends that one (it parks it when
+// a goroutine locked to it returns), so it would outlive Close and break
+// Pdeathsig's tie to the thread. On the main thread it starts over on
+// another one, holding this one so the new goroutine cannot land on it.
+func (s *Sandbox) restrictedThread(ruleset int, filter []unix.SockFilter, ready chan<- error, retry bool) {
+	// Never unlocked: the thread carries the domain and must die with this
+	// goroutine rather than go back to the scheduler.
+	runtime.LockOSThread()
+	if unix.Gettid() == unix.Getpid() && retry {
+		moved := make(chan struct{})
+		go func() {
+			runtime.LockOSThread()
+			close(moved)
+			s.restrictedThread(ruleset, filter, ready, false)
+		}()
+		<-moved
+		runtime.UnlockOSThread() // untouched: nothing was restricted here
+		return
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		ready <- fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+		return
+	}
+	if filter != nil {
+		if err := installFilter(filter); err != nil {
+			ready <- err
+			return
+		}
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(ruleset), 0, 0); errno != 0 {
+		ready <- fmt.Errorf("landlock_restrict_self: %w", errno)
+		return
+	}
+	ready <- nil
+	s.loop()
 }
 
 func addPathRule(ruleset int, path string, access uint64) error {
