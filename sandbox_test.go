@@ -316,6 +316,9 @@ func TestSandboxHealthAndMetrics(t *testing.T) {
 	if !health.Sandbox.Enabled || health.Sandbox.ABI < 4 || health.Sandbox.Net != "ports:443,80" {
 		t.Fatalf("/health sandbox: %+v", health.Sandbox)
 	}
+	if h := get(p.url + "/health"); strings.Contains(h, p.dir) || !strings.Contains(h, `"writable_paths":2`) {
+		t.Fatalf("/health must count the sandbox's paths, never name them: %s", h)
+	}
 	m := get(p.url + "/metrics")
 	if !strings.Contains(m, `boris_sandbox_enforced{landlock_abi="`+strconv.Itoa(health.Sandbox.ABI)+`",net="ports:443,80",scoped="true"} 1`) {
 		t.Fatalf("metric missing:\n%s", grepLines(m, "sandbox"))
