@@ -152,7 +152,13 @@ func New(cfg Config) (*Sandbox, error) {
 	defer unix.Close(ruleset)
 
 	for _, r := range rules {
-		if err := addPathRule(ruleset, r.path, r.access&attr.handledFS); err != nil {
+		err := addPathRule(ruleset, r.path, r.access&attr.handledFS)
+		if err != nil && !r.writable && errors.Is(err, unix.ENOENT) {
+			// Gone since it was listed, as temp files go: nothing to
+			// grant, which is the safe side.
+			continue
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -233,7 +239,13 @@ func addPathRule(ruleset int, path string, access uint64) error {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return fmt.Errorf("sandbox rule for %s: %w", path, err)
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+	case unix.S_IFLNK:
+		// Listed as something else, a symlink now: grant nothing; what
+		// it points to is granted (or not) where it lives.
+		return nil
+	default:
 		access &= fileOnly
 	}
 	if access == 0 {
