@@ -93,10 +93,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	var sb *sandbox.Sandbox
 	if cfg.Sandbox {
+		t0 := time.Now()
 		sb, err = newSandbox(cfg, policy, getenv)
 		if err != nil {
 			return err
 		}
+		total := time.Since(t0)
 		defer sb.Close()
 		st := sb.Status()
 		m.SandboxEnforced(st.ABI, st.Net, st.Scoped)
@@ -109,6 +111,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			"scoped_signals_abstract_sockets", st.Scoped,
 			"rules", st.Rules,
 			"build", st.Build.Round(time.Microsecond),
+			"with_deny_globs_expanded", total.Round(time.Microsecond),
 		)
 	} else {
 		m.SandboxEnforced(0, "", false)
