@@ -283,7 +283,7 @@ func plan(cfg Config) ([]rule, error) {
 	}
 	devices := cfg.Devices
 	if devices == nil {
-		devices = DefaultDevices
+		devices = DefaultDevices()
 	}
 	for _, d := range deny {
 		for _, w := range writable {

@@ -60,28 +60,30 @@ type Config struct {
 	Ports []uint16
 }
 
-// DefaultDevices are the character devices a shell and its tools expect
-// to write to.
-var DefaultDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom", "/dev/ptmx", "/dev/pts"}
+// DefaultDevices returns the character devices a shell and its tools
+// expect to write to.
+func DefaultDevices() []string {
+	return []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom", "/dev/ptmx", "/dev/pts"}
+}
 
 // Status says what a Sandbox enforces, for the log, /health and metrics.
 type Status struct {
 	// ABI is the kernel's Landlock ABI version.
-	ABI int `json:"landlock_abi"`
+	ABI int
 	// Writable and Denied are the paths as granted and refused.
-	Writable []string `json:"writable"`
-	Denied   []string `json:"denied"`
+	Writable []string
+	Denied   []string
 	// Net is "allow", "deny" or "ports:443,80".
-	Net string `json:"net"`
+	Net string
 	// IoctlDev is true when ioctl on devices is limited to the device list
 	// (ABI 5).
-	IoctlDev bool `json:"ioctl_dev"`
+	IoctlDev bool
 	// Scoped is true when signals to and abstract unix sockets of processes
 	// outside the sandbox are refused (ABI 6).
-	Scoped bool `json:"scoped"`
+	Scoped bool
 	// Rules is the number of Landlock rules; Build the time to make them.
-	Rules int           `json:"rules"`
-	Build time.Duration `json:"-"`
+	Rules int
+	Build time.Duration
 }
 
 // NetString renders a network mode as the --sandbox-net value it came from.
