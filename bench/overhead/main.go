@@ -9,7 +9,7 @@
 // on instead (two servers, calls interleaved), and reports the time boris
 // took to build the Landlock ruleset at start-up.
 //
-//	go run ./bench/overhead -sandbox [-n 300]
+//	go run ./bench/overhead -sandbox [-sandbox-net deny] [-n 300]
 package main
 
 import (
@@ -31,6 +31,7 @@ func main() {
 	n := flag.Int("n", 300, "calls per measurement")
 	shellPath := flag.String("shell", "/bin/bash", "shell to compare against")
 	sandboxMode := flag.Bool("sandbox", false, "compare bash calls with --sandbox off and on")
+	sandboxNet := flag.String("sandbox-net", "allow", "with -sandbox: the --sandbox-net of the sandboxed server (deny adds the MPTCP seccomp filter)")
 	flag.Parse()
 
 	tmp, err := os.MkdirTemp("", "boris-bench")
@@ -58,7 +59,7 @@ func main() {
 
 	ctx := context.Background()
 	if *sandboxMode {
-		sandboxBench(ctx, bin, tmp, work, *shellPath, *n)
+		sandboxBench(ctx, bin, tmp, work, *shellPath, *sandboxNet, *n)
 		return
 	}
 	cmd := exec.Command(bin, "--transport=stdio", "--workdir="+work, "--shell="+*shellPath, "--log-level=error")
@@ -124,7 +125,7 @@ func main() {
 // sandboxBench times `true` through the bash tool of two servers, one with
 // the sandbox off and one with it on (a denied directory included, so the
 // ruleset is built as the complement of it), interleaved.
-func sandboxBench(ctx context.Context, bin, tmp, work, shellPath string, n int) {
+func sandboxBench(ctx context.Context, bin, tmp, work, shellPath, net string, n int) {
 	secret, tmpdir := filepath.Join(tmp, "secret"), filepath.Join(tmp, "tmpdir")
 	for _, d := range []string{secret, tmpdir} {
 		if err := os.Mkdir(d, 0o755); err != nil {
@@ -144,7 +145,7 @@ func sandboxBench(ctx context.Context, bin, tmp, work, shellPath string, n int) 
 	}
 	off, _ := start("--log-level=error")
 	defer off.Close()
-	on, logs := start("--sandbox=on", "--log-level=info")
+	on, logs := start("--sandbox=on", "--sandbox-net="+net, "--log-level=info")
 	defer on.Close()
 	callTrue := func(cs *mcp.ClientSession) time.Duration {
 		t0 := time.Now()
@@ -186,10 +187,10 @@ func sandboxBench(ctx context.Context, bin, tmp, work, shellPath string, n int) 
 		}
 	}
 	ap, bp := median(a), median(b)
-	fmt.Printf("bash true, sandbox off      p50 %8s  p90 %8s\n", round(ap), round(pct(a, 90)))
-	fmt.Printf("bash true, sandbox on       p50 %8s  p90 %8s\n", round(bp), round(pct(b, 90)))
-	fmt.Printf("ratio on/off (goal <= 1.2)  %.3f\n", float64(bp)/float64(ap))
-	fmt.Printf("ruleset build at start-up   %s (%s rules, one denied directory)\n", build, rules)
+	fmt.Printf("bash true, sandbox off           p50 %8s  p90 %8s\n", round(ap), round(pct(a, 90)))
+	fmt.Printf("bash true, sandbox on, net %-5s p50 %8s  p90 %8s\n", net, round(bp), round(pct(b, 90)))
+	fmt.Printf("ratio on/off (goal <= 1.2)       %.3f\n", float64(bp)/float64(ap))
+	fmt.Printf("ruleset build at start-up        %s (%s rules, one denied directory)\n", build, rules)
 }
 
 func median(d []time.Duration) time.Duration { return pct(d, 50) }
