@@ -213,6 +213,14 @@ func connectStdioAt(t *testing.T, dir, version string, args ...string) (*mcp.Cli
 func connectStdioWith(t *testing.T, dir, version string, opts *mcp.ClientOptions, args ...string) (*mcp.ClientSession, *exec.Cmd, *logBuffer) {
 	t.Helper()
 	cmd := exec.Command(binPath, append([]string{"--transport=stdio", "--workdir=" + dir, "--log-level=debug"}, args...)...)
+	cs, logs := connectCmd(t, cmd, version, opts)
+	return cs, cmd, logs
+}
+
+// connectCmd starts a prepared boris command in stdio mode, collects its
+// log, and connects at a protocol revision.
+func connectCmd(t *testing.T, cmd *exec.Cmd, version string, opts *mcp.ClientOptions) (*mcp.ClientSession, *logBuffer) {
+	t.Helper()
 	logs := &logBuffer{}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -230,7 +238,7 @@ func connectStdioWith(t *testing.T, dir, version string, opts *mcp.ClientOptions
 		t.Fatalf("connect stdio: %v\n%s", err, logs)
 	}
 	checkNegotiated(t, cs, version)
-	return cs, cmd, logs
+	return cs, logs
 }
 
 // call invokes a tool and returns its text and IsError; a protocol error

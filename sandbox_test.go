@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -54,22 +53,7 @@ func startSandboxed(t *testing.T, l sbLayout, env []string, args ...string) (*mc
 	t.Helper()
 	cmd := exec.Command(binPath, append([]string{"--transport=stdio", "--workdir=" + l.ws, "--log-level=debug"}, args...)...)
 	cmd.Env = append(append(os.Environ(), "TMPDIR="+l.tmp), env...)
-	logs := &logBuffer{}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			logs.add(sc.Text())
-		}
-	}()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "boris-test", Version: "1"}, nil).
-		Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, logs)
-	}
+	cs, logs := connectCmd(t, cmd, defaultClient, nil)
 	t.Cleanup(func() { cs.Close() })
 	return cs, logs
 }

@@ -92,8 +92,15 @@ func newSandbox(t *testing.T, cfg Config) *Sandbox {
 func sh(t *testing.T, sb *Sandbox, dir, script string, env ...string) (string, bool) {
 	t.Helper()
 	cmd := exec.Command("/bin/sh", "-c", script)
-	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
+	return runIn(t, sb, dir, cmd)
+}
+
+// runIn runs cmd in dir under sb and returns its output and whether it
+// exited 0.
+func runIn(t *testing.T, sb *Sandbox, dir string, cmd *exec.Cmd) (string, bool) {
+	t.Helper()
+	cmd.Dir = dir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := sb.Start(cmd); err != nil {
@@ -374,15 +381,8 @@ func freeAddr(t *testing.T) string {
 func helperRun(t *testing.T, sb *Sandbox, dir, self, mode, addr string) (string, bool) {
 	t.Helper()
 	cmd := exec.Command(self, "-test.run=^$")
-	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "BORIS_SANDBOX_HELPER="+mode, "BORIS_SANDBOX_ADDR="+addr)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := sb.Start(cmd); err != nil {
-		t.Fatalf("start: %v", err)
-	}
-	err := cmd.Wait()
-	return out.String(), err == nil
+	return runIn(t, sb, dir, cmd)
 }
 
 // With ABI 6, a command cannot signal processes outside its domain (boris)
