@@ -96,9 +96,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	ext := "*.go"
+	ext, headers := "*.go", "*_test.go"
+	frequentLiteral, twoLiterals := `return\s+nil,\s+\w+Error\b`, `func.*Context`
 	if _, err := os.Stat(filepath.Join(root, "Kbuild")); err == nil {
-		ext = "*.c"
+		ext, headers = "*.c", "*.h"
+		frequentLiteral, twoLiterals = `#define\s+\w+_H\b`, `struct.*ops`
 	}
 	cases := []benchCase{
 		{Name: "grep literal", Pattern: "func main"},
@@ -108,6 +110,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		{Name: "grep absent literal", Pattern: "zqxjkvwq_not_there"},
 		{Name: "grep include " + ext, Pattern: "TODO", Include: ext},
 		{Name: "grep count", Pattern: "return", OutputMode: "count"},
+		// Pattern classes beyond literal-led ones: no literal to prefilter
+		// on, a literal on most lines of the matched files, two literals
+		// far apart, an alternation, -i with a class, \b-bounded words,
+		// a very frequent match.
+		{Name: "grep class: no literal", Pattern: `[A-Z_]{24,}`},
+		{Name: "grep class: literal on most lines", Pattern: frequentLiteral, Include: headers},
+		{Name: "grep class: two literals apart", Pattern: twoLiterals},
+		{Name: "grep class: alternation", Pattern: `mutex|spinlock|semaphore|rwlock|waitgroup`},
+		{Name: "grep class: -i with a class", Pattern: `unlock_[a-z]+`, CaseInsensitive: true},
+		{Name: "grep class: \\b words", Pattern: `\b\w+_lock\b`},
+		{Name: "grep class: frequent, count", Pattern: `\w+\(`, OutputMode: "count"},
 		{Name: "find " + ext, Glob: ext},
 		{Name: "find all files", Glob: "*"},
 	}
