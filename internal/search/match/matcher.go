@@ -1,9 +1,15 @@
 // Package match finds the lines of a buffer or a stream that match an RE2
 // pattern, the way ripgrep's grep-searcher does: the literal parts every
 // match must contain are extracted from the parsed pattern and looked for
-// first with vectorised byte search, and the regular expression only runs
-// on the lines that contain one. When the pattern is nothing but those
-// literals, the regular expression does not run at all.
+// first with vectorised byte search, and the pattern only runs on the
+// lines that contain one. When the pattern is nothing but those literals,
+// it does not run at all; when they are missing, or found on most lines,
+// the pattern runs over the whole buffer instead.
+//
+// The pattern runs as a lazy DFA (package dfa), one table lookup per byte
+// whatever the pattern. Go's regexp is kept for what a DFA does not
+// answer (the spans of multiline matches) and as the fallback when the
+// DFA's state cache thrashes.
 //
 // Outside multiline mode a match never spans lines: each line is matched
 // on its own, without its line terminator. In multiline mode "." also
@@ -17,6 +23,8 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+
+	"github.com/boris-mcp/boris/internal/search/match/dfa"
 )
 
 // Options modify how a pattern is compiled.
@@ -37,6 +45,9 @@ type Matcher struct {
 	// guard is a cheap necessary condition checked before the regexp on a
 	// candidate line (nil when the pattern has none).
 	guard *suffixGuard
+	// dfa decides lines (Lines mode) or, in multiline mode, whether the
+	// text matches at all (Text mode); nil if it could not be built.
+	dfa *dfa.Prog
 }
 
 // ErrNewline is wrapped by Compile's error for a pattern with a literal
@@ -84,8 +95,13 @@ func Compile(pattern string, opts Options) (*Matcher, error) {
 		}
 	}
 
+	mode := dfa.Text
 	if !opts.Multiline {
 		m.guard = newSuffixGuard(tree)
+		mode = dfa.Lines
+	}
+	if d, err := dfa.Compile(tree, mode); err == nil {
+		m.dfa = d
 	}
 
 	x := &extractor{hazards: map[string]bool{}}

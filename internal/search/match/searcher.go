@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+
+	"github.com/boris-mcp/boris/internal/search/match/dfa"
 )
 
 // Sink receives the lines a search reports, in file order. Line numbers
@@ -51,6 +53,10 @@ type Searcher struct {
 	opts SearchOptions
 	buf  []byte
 	pst  *prefilterState
+	// dc is the DFA's state cache, made on first use; nil, with gaveUp
+	// set, once the DFA has given up on this pattern for this searcher.
+	dc     *dfa.Cache
+	gaveUp int
 
 	// State of the current search.
 	sink      Sink
@@ -59,7 +65,22 @@ type Searcher struct {
 	lastEnd   int // end (past the newline) of the last line reported
 	afterLeft int // after-context lines still to report
 	usePre    bool
+	// cands and candFrom measure the prefilter's hits in the current
+	// region: when they are dense, verifying each costs more than
+	// running the DFA over everything.
+	cands, candFrom int
 }
+
+// maxGiveUps is how many times the DFA may give up (its state cache
+// thrashing) before a searcher stops trying it.
+const maxGiveUps = 2
+
+// Density at which the prefilter stops paying: at least denseMin
+// candidates, on average fewer than denseGap bytes apart.
+const (
+	denseMin = 16
+	denseGap = 64
+)
 
 // NewSearcher returns a Searcher for m.
 func (m *Matcher) NewSearcher(opts SearchOptions) *Searcher {
@@ -193,6 +214,7 @@ func (s *Searcher) searchRegion(pos, end int) bool {
 	s.usePre = s.m.pre != nil && !s.m.pre.hazardIn(s.buf[pos:end])
 	if s.usePre {
 		s.pst.reset()
+		s.cands, s.candFrom = 0, pos
 	}
 	for from := pos; from < end; {
 		ls, le := s.nextLine(from, end)
@@ -211,16 +233,36 @@ func (s *Searcher) searchRegion(pos, end int) bool {
 // after from (a line start); le is the index of its newline, or end.
 func (s *Searcher) nextLine(from, end int) (ls, le int) {
 	buf := s.buf
-	if !s.usePre {
-		for from < end {
-			le := lineEnd(buf, from, end)
-			if s.matchLine(buf[from:le]) {
-				return from, le
-			}
-			from = le + 1
+	if s.usePre {
+		if s.m.exact || s.cache() == nil || s.cands < denseMin || (from-s.candFrom)/s.cands >= denseGap {
+			return s.nextCandidate(from, end)
 		}
-		return -1, -1
+		s.usePre = false // dense: the DFA alone is cheaper
 	}
+	if c := s.cache(); c != nil {
+		p, err := c.NextLine(buf, from, end)
+		if err == nil {
+			if p < 0 {
+				return -1, -1
+			}
+			return from + bytes.LastIndexByte(buf[from:p], '\n') + 1, lineEnd(buf, p, end)
+		}
+		s.giveUp()
+	}
+	for from < end {
+		le := lineEnd(buf, from, end)
+		if s.matchLine(buf[from:le]) {
+			return from, le
+		}
+		from = le + 1
+	}
+	return -1, -1
+}
+
+// nextCandidate is nextLine through the prefilter: the lines holding one
+// of its literals are candidates, verified unless the literals decide.
+func (s *Searcher) nextCandidate(from, end int) (ls, le int) {
+	buf := s.buf
 	for from < end {
 		p := s.m.pre.next(buf, from, end, s.pst)
 		if p == none {
@@ -228,7 +270,11 @@ func (s *Searcher) nextLine(from, end int) (ls, le int) {
 		}
 		ls := from + bytes.LastIndexByte(buf[from:p], '\n') + 1
 		le := lineEnd(buf, p, end)
-		if s.m.exact || s.matchLine(buf[ls:le]) {
+		if s.m.exact {
+			return ls, le
+		}
+		s.cands++
+		if s.matchLine(buf[ls:le]) {
 			return ls, le
 		}
 		from = le + 1
@@ -236,8 +282,30 @@ func (s *Searcher) nextLine(from, end int) (ls, le int) {
 	return -1, -1
 }
 
-// matchLine runs the guard, then the regexp, on one line.
+// cache returns the DFA's state cache, or nil when the DFA is not used.
+func (s *Searcher) cache() *dfa.Cache {
+	if s.dc == nil && s.m.dfa != nil && s.gaveUp < maxGiveUps {
+		s.dc = s.m.dfa.NewCache(dfa.DefaultBudget)
+	}
+	return s.dc
+}
+
+// giveUp drops the DFA's cache after it gave up; regexp takes over.
+func (s *Searcher) giveUp() {
+	s.dc = nil
+	s.gaveUp++
+}
+
+// matchLine decides one line: with the DFA, or with the guard and then
+// the regexp.
 func (s *Searcher) matchLine(line []byte) bool {
+	if c := s.cache(); c != nil {
+		ok, err := c.MatchLine(line)
+		if err == nil {
+			return ok
+		}
+		s.giveUp()
+	}
 	if g := s.m.guard; g != nil && !g.allows(line) {
 		return false
 	}
@@ -333,6 +401,14 @@ func (s *Searcher) searchWhole(r io.Reader) error {
 	if s.m.pre != nil && !s.m.pre.hazardIn(data) {
 		s.pst.reset()
 		if s.m.pre.next(data, 0, len(data), s.pst) == none {
+			return nil
+		}
+	}
+	if c := s.cache(); c != nil {
+		ok, err := c.Match(data)
+		if err != nil {
+			s.giveUp()
+		} else if !ok {
 			return nil
 		}
 	}
