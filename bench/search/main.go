@@ -1,7 +1,7 @@
 // Command search times boris's grep and find against ripgrep and fd on
 // the same tree and prints the ratio.
 //
-//	go run ./bench/search [-tree DIR] [-runs N] [-via auto|mcp|lib]
+//	go run ./bench/search [-tree DIR] [-runs N] [-via auto|mcp|lib] [-only NAME] [-rss]
 //
 // With -via mcp the boris binary is built from the repository and driven
 // over MCP (stdio), so the times include the protocol; with -via lib the
@@ -13,6 +13,9 @@
 // repository too, .git and node_modules skipped, symlinks followed (grep).
 // fd 8 cannot read .gitignore outside a repository, so on such trees it
 // lists a few more files than boris (the results column shows both).
+//
+// With -rss (and -via mcp) every case gets a fresh server and the table
+// adds its peak resident memory (VmHWM) after the case's runs.
 //
 // The Linux kernel tree used for the numbers in the report:
 //
@@ -72,6 +75,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	runs := fs.Int("runs", 5, "timed runs per command (after one warm-up run)")
 	via := fs.String("via", "auto", "how to call boris: auto, mcp (build and drive the server over stdio) or lib (call the search package)")
 	only := fs.String("only", "", "run only the cases whose name contains this")
+	rss := fs.Bool("rss", false, "start a fresh server for each case and report its peak RSS (needs -via mcp)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -125,6 +129,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		{Name: "find all files", Glob: "*"},
 	}
 
+	if *rss && *via != "mcp" {
+		return errors.New("-rss needs -via mcp")
+	}
 	var b backend
 	switch *via {
 	case "lib":
@@ -147,10 +154,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	fmt.Fprintf(stdout, "tree %s, %d runs after a warm-up, %d CPUs, boris via %s\n\n", root, *runs, runtime.NumCPU(), b.name())
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "case\tboris\trg/fd\tratio\tresults boris/other\t")
+	header := "case\tboris\trg/fd\tratio\tresults boris/other\t"
+	if *rss {
+		header += "boris peak RSS\t"
+	}
+	fmt.Fprintln(tw, header)
 	for _, c := range cases {
 		if *only != "" && !strings.Contains(c.Name, *only) {
 			continue
+		}
+		if *rss {
+			if err := b.(*mcpBackend).restart(ctx); err != nil {
+				return err
+			}
 		}
 		ours := func() (string, error) { return b.call(ctx, root, c) }
 		var other func() (string, error)
@@ -163,7 +179,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.Name, err)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%d/%d\t\n", c.Name, ms(tOurs), ms(tOther), float64(tOurs)/float64(tOther), results(outOurs), results(outOther))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%d/%d\t", c.Name, ms(tOurs), ms(tOther), float64(tOurs)/float64(tOther), results(outOurs), results(outOther))
+		if *rss {
+			fmt.Fprintf(tw, "%s\t", b.(*mcpBackend).peakRSS())
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }
@@ -290,8 +310,9 @@ func (libBackend) call(ctx context.Context, root string, c benchCase) (string, e
 }
 
 type mcpBackend struct {
-	dir     string
-	session *mcp.ClientSession
+	dir, bin, tree string
+	cmd            *exec.Cmd
+	session        *mcp.ClientSession
 }
 
 func (*mcpBackend) name() string { return "mcp (boris binary over stdio)" }
@@ -314,15 +335,12 @@ func newMCPBackend(ctx context.Context, tree string) (*mcpBackend, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("go build: %w\n%s", err, out)
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "boris-bench", Version: "0"}, nil)
-	transport := &mcp.CommandTransport{Command: exec.Command(bin, "--transport", "stdio", "--workdir", tree)}
-	session, err := client.Connect(ctx, transport, nil)
-	if err != nil {
+	b := &mcpBackend{dir: dir, bin: bin, tree: tree}
+	if err := b.connect(ctx); err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("connect to %s: %w", bin, err)
+		return nil, err
 	}
-	b := &mcpBackend{dir: dir, session: session}
-	tools, err := session.ListTools(ctx, nil)
+	tools, err := b.session.ListTools(ctx, nil)
 	if err != nil {
 		b.close()
 		return nil, err
@@ -336,6 +354,41 @@ func newMCPBackend(ctx context.Context, tree string) (*mcpBackend, error) {
 		return nil, errors.New("the server does not offer the grep and find tools yet")
 	}
 	return b, nil
+}
+
+// connect starts the server and connects to it over stdio.
+func (b *mcpBackend) connect(ctx context.Context) error {
+	client := mcp.NewClient(&mcp.Implementation{Name: "boris-bench", Version: "0"}, nil)
+	b.cmd = exec.Command(b.bin, "--transport", "stdio", "--workdir", b.tree)
+	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: b.cmd}, nil)
+	if err != nil {
+		return fmt.Errorf("connect to %s: %w", b.bin, err)
+	}
+	b.session = session
+	return nil
+}
+
+// restart replaces the server with a fresh one, so that its peak memory
+// is that of the calls made from now on.
+func (b *mcpBackend) restart(ctx context.Context) error {
+	b.session.Close()
+	return b.connect(ctx)
+}
+
+// peakRSS reads the server's peak resident set size from /proc.
+func (b *mcpBackend) peakRSS() string {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", b.cmd.Process.Pid))
+	if err != nil {
+		return "?"
+	}
+	for line := range strings.Lines(string(status)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int
+			fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
+			return fmt.Sprintf("%.1f MiB", float64(kb)/1024)
+		}
+	}
+	return "?"
 }
 
 func (b *mcpBackend) call(ctx context.Context, root string, c benchCase) (string, error) {

@@ -435,3 +435,68 @@ func TestSuffixGuard(t *testing.T) {
 		}
 	}
 }
+
+// TestDenseCandidates: a literal on most lines makes the searcher drop the
+// prefilter for the DFA over the whole region; the lines reported, with
+// context, stay those of the line-by-line reference.
+func TestDenseCandidates(t *testing.T) {
+	r := rand.New(rand.NewSource(11))
+	var b strings.Builder
+	for range 2000 {
+		b.WriteString("#define ")
+		b.WriteString([]string{"FOO_H", "BAR_H 1", "X", "lock_H(x)", "Y_HH"}[r.Intn(5)])
+		b.WriteString("\n")
+		if r.Intn(4) == 0 {
+			b.WriteString("int x;\n")
+		}
+	}
+	const pattern = `#define\s+\w+_H\b`
+	checkNaive(t, pattern, Options{}, 1, 2, b.String(), false)
+	m, err := Compile(pattern, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.pre == nil {
+		t.Fatal("no prefilter; the test needs one to drop")
+	}
+	s := m.NewSearcher(SearchOptions{})
+	var rec recorder
+	if err := s.Search(strings.NewReader(b.String()), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if s.dropped == 0 {
+		t.Fatal("the searcher kept the prefilter on a literal found on every line")
+	}
+}
+
+// TestGiveUpFallsBack: a pattern whose DFA thrashes its cache is finished
+// by regexp with the same result, and the searcher stops trying the DFA.
+func TestGiveUpFallsBack(t *testing.T) {
+	r := rand.New(rand.NewSource(13))
+	var b strings.Builder
+	for b.Len() < 4<<20 {
+		for range 20 {
+			b.WriteByte("ab"[r.Intn(2)])
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("b" + strings.Repeat("a", 21) + "\n")
+	text := b.String()
+	m, err := Compile(`(a|b)*a(a|b){20}`, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.NewSearcher(SearchOptions{LineNumbers: true})
+	for range maxGiveUps {
+		var rec recorder
+		if err := s.Search(strings.NewReader(text), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.lines) != 1 || !strings.HasPrefix(rec.lines[0], fmt.Sprint(strings.Count(text, "\n"), ":")) {
+			t.Fatalf("got %q, want only the last line", rec.lines)
+		}
+	}
+	if s.gaveUp != maxGiveUps || s.cache() != nil {
+		t.Fatalf("gave up %d times, cache %v: the DFA should be off", s.gaveUp, s.cache())
+	}
+}

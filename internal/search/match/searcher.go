@@ -69,6 +69,7 @@ type Searcher struct {
 	// region: when they are dense, verifying each costs more than
 	// running the DFA over everything.
 	cands, candFrom int
+	dropped         int // regions where the prefilter was dropped, for tests
 }
 
 // maxGiveUps is how many times the DFA may give up (its state cache
@@ -238,6 +239,7 @@ func (s *Searcher) nextLine(from, end int) (ls, le int) {
 			return s.nextCandidate(from, end)
 		}
 		s.usePre = false // dense: the DFA alone is cheaper
+		s.dropped++
 	}
 	if c := s.cache(); c != nil {
 		p, err := c.NextLine(buf, from, end)
