@@ -19,6 +19,7 @@
 package dfa
 
 import (
+	"encoding/binary"
 	"errors"
 	"regexp/syntax"
 	"slices"
@@ -103,12 +104,25 @@ func Compile(re *syntax.Regexp, mode Mode) (*Prog, error) {
 }
 
 // buildClasses groups the ASCII bytes by how every rune instruction and
-// every assertion treats them.
+// every assertion treats them. Instructions that accept the same runes
+// (a repeated class compiles to many) are looked at once.
 func (p *Prog) buildClasses() {
 	var runeInsts []*syntax.Inst
+	seen := map[string]bool{}
+	var key []byte
 	for i := range p.prog.Inst {
-		switch in := &p.prog.Inst[i]; in.Op {
+		in := &p.prog.Inst[i]
+		switch in.Op {
 		case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+		default:
+			continue
+		}
+		key = append(key[:0], byte(in.Op), byte(syntax.Flags(in.Arg)&syntax.FoldCase))
+		for _, r := range in.Rune {
+			key = binary.LittleEndian.AppendUint32(key, uint32(r))
+		}
+		if !seen[string(key)] {
+			seen[string(key)] = true
 			runeInsts = append(runeInsts, in)
 		}
 	}

@@ -16,13 +16,37 @@ func (c *Cache) NextLine(buf []byte, from, end int) (int, error) {
 		return -1, nil
 	}
 	nl := p.classes['\n']
+	classes := &p.classes
+	buf = buf[:end]
 	s := c.start
 	trans := c.trans
 	i, mark := from, from
 	defer func() { c.scanned += i - mark }()
 	for {
-		for i < end {
-			next := trans[int(s)+int(p.classes[buf[i]])]
+		for i+4 <= len(buf) {
+			n0 := trans[int(s)+int(classes[buf[i]])]
+			if n0 < 0 {
+				break
+			}
+			n1 := trans[int(n0)+int(classes[buf[i+1]])]
+			if n1 < 0 {
+				s, i = n0, i+1
+				break
+			}
+			n2 := trans[int(n1)+int(classes[buf[i+2]])]
+			if n2 < 0 {
+				s, i = n1, i+2
+				break
+			}
+			n3 := trans[int(n2)+int(classes[buf[i+3]])]
+			if n3 < 0 {
+				s, i = n2, i+3
+				break
+			}
+			s, i = n3, i+4
+		}
+		for i < len(buf) {
+			next := trans[int(s)+int(classes[buf[i]])]
 			if next < 0 {
 				break
 			}
