@@ -47,6 +47,7 @@ FUZZ_TARGETS := \
 	./internal/search/glob:FuzzMatch \
 	./internal/search/ignore:FuzzAgainstGit \
 	./internal/search/match:FuzzSearch \
+	./internal/search/match/dfa:FuzzDFA \
 	./internal/search/printer:FuzzRender
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -3,6 +3,7 @@ package dfa
 import (
 	"encoding/binary"
 	"regexp/syntax"
+	"slices"
 )
 
 // DefaultBudget is the state cache budget of a Cache: enough for the few
@@ -16,6 +17,11 @@ const (
 	matched int32 = -2 // a match ends before the byte
 	slow    int32 = -3 // a byte >= 0x80: decode the rune, use the rune map
 	dead    int32 = -4 // no match can follow (an anchored pattern failed)
+	// accelBit marks an entry leading to a start state of a Prog with an
+	// accelerator: the scan skips ahead to the next byte that can begin
+	// a match. Scan loops leave the table on any entry >= accelBit as an
+	// unsigned number, which covers the negative values above too.
+	accelBit = 1 << 30
 )
 
 // What a state remembers of the character before its position.
@@ -36,6 +42,7 @@ const giveUpRatio = 10
 type state struct {
 	insts []uint32
 	prev  uint8
+	accel bool // a start state, and the Prog has an accelerator
 }
 
 // Cache holds the states and transitions built so far for one Prog. It
@@ -49,6 +56,9 @@ type Cache struct {
 	runes  map[uint64]int32 // offset<<32 | rune -> next, for runes >= 0x80 and end of text
 	mem    int
 	start  int32 // offset of the start state
+	// starts holds the offsets of the start states after each kind of
+	// character (-1 when not built yet), for the scan after a skip.
+	starts [prevStart + 1]int32
 	// flushes counts flushes since the cache was made; scanned and built
 	// count bytes scanned and states built since the last one.
 	flushes, scanned, built int
@@ -81,6 +91,7 @@ func (c *Cache) flush() {
 	c.index = make(map[string]int32)
 	c.runes = make(map[uint64]int32)
 	c.mem, c.scanned, c.built = 0, 0, 0
+	c.starts = [prevStart + 1]int32{-1, -1, -1, -1}
 	prev := prevOther
 	if c.p.needLine {
 		prev = prevStart
@@ -92,7 +103,8 @@ func (c *Cache) flush() {
 // add stores a new state (copying insts) and returns its offset.
 func (c *Cache) add(insts []uint32, prev uint8) int32 {
 	off := int32(len(c.trans))
-	c.states = append(c.states, state{insts: append([]uint32(nil), insts...), prev: prev})
+	accel := c.p.accel != "" && slices.Equal(insts, c.p.start)
+	c.states = append(c.states, state{insts: append([]uint32(nil), insts...), prev: prev, accel: accel})
 	for k := 0; k < c.p.nclass; k++ {
 		c.trans = append(c.trans, unknown)
 	}
@@ -136,11 +148,15 @@ func (c *Cache) lookup(insts []uint32, prev uint8) (int32, error) {
 	return c.add(insts, prev), nil
 }
 
-// byteNext computes and records the transition of the state at off on the
-// bytes of class cls.
+// byteNext returns the transition of the state at off on the bytes of
+// class cls, computing and recording it if needed.
 func (c *Cache) byteNext(off int32, cls uint8) (int32, error) {
+	if next := c.trans[int(off)+int(cls)]; next != unknown {
+		return next, nil
+	}
 	flushes := c.flushes
 	next, err := c.compute(off, c.p.rep[cls])
+	next = c.tagged(next)
 	if err == nil && c.flushes == flushes {
 		c.trans[int(off)+int(cls)] = next
 	}
@@ -155,11 +171,36 @@ func (c *Cache) runeNext(off int32, r rune) (int32, error) {
 	}
 	flushes := c.flushes
 	next, err := c.compute(off, r)
+	next = c.tagged(next)
 	if err == nil && c.flushes == flushes {
 		c.runes[k] = next
 		c.mem += 48
 	}
 	return next, err
+}
+
+// tagged adds accelBit to the offset of a state that accelerates.
+func (c *Cache) tagged(off int32) int32 {
+	if off >= 0 && c.states[int(off)/c.p.nclass].accel {
+		return off | accelBit
+	}
+	return off
+}
+
+// startAfter returns the start state after the byte b was skipped.
+func (c *Cache) startAfter(b byte) (int32, error) {
+	if b == '\n' && c.p.mode == Lines {
+		return c.start, nil
+	}
+	prev := c.p.kind(rune(b))
+	if off := c.starts[prev]; off >= 0 {
+		return off, nil
+	}
+	off, err := c.lookup(c.p.start, prev)
+	if err == nil {
+		c.starts[prev] = off
+	}
+	return off, err
 }
 
 // compute builds the transition of the state at off on r: first the

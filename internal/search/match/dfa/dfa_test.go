@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -260,5 +261,41 @@ func TestFlushKeepsResults(t *testing.T) {
 	}
 	if c.Flushes() == 0 {
 		t.Fatalf("no flush with a cache of %d bytes; the test does not exercise flushing", need+need/4)
+	}
+}
+
+// TestAccel: the bytes a start state skips to, and the scan with them
+// over a long text agreeing with regexp.
+func TestAccel(t *testing.T) {
+	for _, tt := range []struct{ pattern, accel string }{
+		{`#define\s+\w+_H\b`, "#"},
+		{`(?i)unlock_[a-z]+`, "Uu"},
+		{`\bfoo|bar`, "bf"},
+		{`[xyz]+1`, "xyz"},
+		{`[w-z]1`, ""}, // four bytes
+		{`\w+`, ""},    // too many
+		{`x*`, ""},     // matches the empty string
+		{`(?i)k`, ""},  // the Kelvin sign begins a match too
+		{`é`, ""},      // not ASCII
+		{`^foo`, ""},   // anchored: no start state to come back to
+		{`\bfoo\b`, "f"},
+	} {
+		p, ref, err := compilePair(tt.pattern, Lines, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := []byte(p.accel)
+		slices.Sort(got)
+		if string(got) != tt.accel {
+			t.Errorf("%q: accel %q, want %q", tt.pattern, got, tt.accel)
+		}
+		text := randomLines(rand.New(rand.NewPCG(7, 8)), "#define foo_H\tbar unlock_ UNLOCK x1é\u212a", 50, 64<<10)
+		gotLines, wantLines, err := matchingLines(p.NewCache(0), ref, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(gotLines) != fmt.Sprint(wantLines) {
+			t.Errorf("%q: lines %v, want %v", tt.pattern, gotLines, wantLines)
+		}
 	}
 }

@@ -19,10 +19,12 @@
 package dfa
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"regexp/syntax"
 	"slices"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -64,6 +66,10 @@ type Prog struct {
 	// so that fewer states are built.
 	needWord, needLine bool
 	start              []uint32 // start closure, assertions left pending
+	// accel, when not empty, is every byte that can begin a match: in a
+	// start state the scan skips to the next of them (bytes.IndexByte
+	// or IndexAny) instead of stepping through the table.
+	accel string
 }
 
 // Compile prepares re (parsed by regexp/syntax, as Go's regexp would
@@ -100,7 +106,75 @@ func Compile(re *syntax.Regexp, mode Mode) (*Prog, error) {
 	w.init(len(prog.Inst))
 	w.add(prog, uint32(prog.Start), nil)
 	p.start = w.appendState(nil, prog)
+	p.buildAccel()
 	return p, nil
+}
+
+// maxAccel is the most bytes an accelerator looks for.
+const maxAccel = 3
+
+// buildAccel sets p.accel when few ASCII bytes, and no other, can begin
+// a match, and the pattern cannot match the empty string (a start state
+// then only ever moves to another start state on the other bytes).
+func (p *Prog) buildAccel() {
+	if p.anchored || p.never {
+		return
+	}
+	var w closureWork
+	w.init(len(p.prog.Inst))
+	any := ^syntax.EmptyOp(0)
+	w.add(p.prog, uint32(p.prog.Start), &any)
+	var esc []byte
+	for _, pc := range w.dense {
+		in := &p.prog.Inst[pc]
+		switch in.Op {
+		case syntax.InstMatch, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+			return
+		case syntax.InstRune, syntax.InstRune1:
+			if !asciiOnly(in) {
+				return
+			}
+			for b := range byte(utf8.RuneSelf) {
+				if matchRune(in, rune(b)) && bytes.IndexByte(esc, b) < 0 {
+					if esc = append(esc, b); len(esc) > maxAccel {
+						return
+					}
+				}
+			}
+		}
+	}
+	p.accel = string(esc)
+}
+
+// asciiOnly reports whether a rune instruction accepts only ASCII.
+func asciiOnly(in *syntax.Inst) bool {
+	fold := syntax.Flags(in.Arg)&syntax.FoldCase != 0 && len(in.Rune) == 1
+	for _, r := range in.Rune {
+		if r >= utf8.RuneSelf {
+			return false
+		}
+		for f := unicode.SimpleFold(r); fold && f != r; f = unicode.SimpleFold(f) {
+			if f >= utf8.RuneSelf {
+				return false
+			}
+		}
+	}
+	return len(in.Rune) > 0
+}
+
+// skip returns the index of the first byte at or after i that can begin a
+// match (len(buf) if none).
+func (p *Prog) skip(buf []byte, i int) int {
+	var j int
+	if len(p.accel) == 1 {
+		j = bytes.IndexByte(buf[i:], p.accel[0])
+	} else {
+		j = bytes.IndexAny(buf[i:], p.accel)
+	}
+	if j < 0 {
+		return len(buf)
+	}
+	return i + j
 }
 
 // buildClasses groups the ASCII bytes by how every rune instruction and
