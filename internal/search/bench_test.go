@@ -50,6 +50,9 @@ func BenchmarkGrepContent(b *testing.B) {
 
 func BenchmarkGrepNoLiteral(b *testing.B) { benchGrep(b, GrepRequest{Pattern: `\w+\s*:=\s*\d{3,}`}) }
 
+// BenchmarkGrepClassRun has no literal at all: the DFA scans every byte.
+func BenchmarkGrepClassRun(b *testing.B) { benchGrep(b, GrepRequest{Pattern: `[A-Z_]{24,}`}) }
+
 func benchFind(b *testing.B, pattern string) {
 	root := benchTree(b)
 	ctx := context.Background()
