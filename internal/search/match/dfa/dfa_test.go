@@ -116,7 +116,7 @@ func TestTable(t *testing.T) {
 		``, `a`, `^`, `$`, `^$`, `^foo`, `bar$`, `(?m)^bar$`, `\bfoo\b`, `\Bar\B`, `o\b`, `\b`, `\B`,
 		`foo|bar|qux`, `[A-Z_]{24,}`, `#define\s+\w+_H\b`, `struct.*ops`, `\w+\(`, `(?i)école`, `(?i)k`, `(?i)s`,
 		`\A\z`, `\Afoo`, `bar\z`, `.`, `[^a]`, `\x{fffd}`, `\xff`, `\pL+`, `[\p{Greek}a]`, `\s$`, `^\s*$`,
-		`(a|b)*a(a|b){3}`, `x*`, `(?s).`, `(?U)a+?`, `return\s+nil,\s+\w+Error\b`, `\r$`, `^.*$`, `\n`, `a\nb`, `o\nb`,
+		`(a|b)*a(a|b){3}`, `x*`, `[^\x00-\x{10FFFF}]`, `a[^\x00-\x{10FFFF}]`, `(?s).`, `(?U)a+?`, `return\s+nil,\s+\w+Error\b`, `\r$`, `^.*$`, `\n`, `a\nb`, `o\nb`,
 	}
 	for _, pat := range patterns {
 		for _, text := range texts {
@@ -180,6 +180,14 @@ func TestRandomAgainstRegexp(t *testing.T) {
 		for range 4 {
 			checkPattern(t, pat, fold, genText(r))
 		}
+		if r.IntN(20) == 0 {
+			// Long enough for NextLine to scan two halves at once.
+			var long []byte
+			for len(long) < 2*minSplit {
+				long = append(append(long, genText(r)...), '\n')
+			}
+			checkPattern(t, pat, fold, long)
+		}
 	}
 }
 
@@ -230,33 +238,39 @@ func randomLines(r *rand.Rand, alphabet string, width, size int) []byte {
 	return b.Bytes()
 }
 
-// TestFlushKeepsResults: a text in two halves that need different states,
-// with a cache that holds the states of either half but not both: it is
+// TestFlushKeepsResults: a text in phases that need different states,
+// with a cache that holds the states of one phase but not of both: it is
 // flushed between them, answers stay right, and the search does not give
-// up (it gains plenty from each generation of the cache).
+// up (it gains plenty from each generation of the cache). The phases are
+// laid out so that both halves of a split scan are in the same phase at
+// the same time.
 func TestFlushKeepsResults(t *testing.T) {
-	const pattern = `(a|b)*a(a|b){4}x|(c|d)*c(c|d){4}y`
+	// No line matches but the last, so that one scan covers the text.
+	const pattern = `(a|b)*a(a|b){4}z|(c|d)*c(c|d){4}z`
 	p, ref, err := compilePair(pattern, Lines, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(5, 6))
-	first := randomLines(r, "abx", 30, 256<<10)
-	second := randomLines(r, "cdy", 30, 256<<10)
+	var ab, cd [2][]byte
+	for k := range 2 {
+		ab[k] = randomLines(r, "abx", 31, 128<<10)
+		cd[k] = randomLines(r, "cdy", 31, 128<<10)
+	}
 	need := 0
-	for _, half := range [][]byte{first, second} {
+	for _, phase := range [][]byte{slices.Concat(ab[0], ab[1]), slices.Concat(cd[0], cd[1])} {
 		c := p.NewCache(64 << 20)
-		if _, _, err := matchingLines(c, ref, half); err != nil {
+		if _, _, err := matchingLines(c, ref, phase); err != nil {
 			t.Fatal(err)
 		}
 		need = max(need, c.mem)
 	}
 	c := p.NewCache(need + need/4)
-	got, want, err := matchingLines(c, ref, append(first, second...))
+	got, want, err := matchingLines(c, ref, slices.Concat(ab[0], cd[0], ab[1], cd[1], []byte("ccccccz\n")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(want) == 0 || fmt.Sprint(got) != fmt.Sprint(want) {
+	if len(want) != 1 || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("%d lines matched, want %d", len(got), len(want))
 	}
 	if c.Flushes() == 0 {

@@ -5,6 +5,9 @@ import (
 	"unicode/utf8"
 )
 
+// minSplit is the smallest range NextLine scans as two interleaved halves.
+const minSplit = 4 << 10
+
 // NextLine scans buf[from:end] in Lines mode; from must be the start of a
 // line. It returns a position p in [from, end] such that the line holding
 // p has a match (a '\n' at p belongs to the line it ends; p == end to the
@@ -14,7 +17,15 @@ func (c *Cache) NextLine(buf []byte, from, end int) (int, error) {
 	if c.p.never {
 		return -1, nil
 	}
-	p, s, err := c.scan(buf[:end], from)
+	buf = buf[:end]
+	var p int
+	var s int32
+	var err error
+	if mid := splitAt(buf, from); mid > 0 {
+		p, s, err = c.scan2(buf, from, mid)
+	} else {
+		p, s, err = c.scanFrom(buf, c.settle(buf, from, c.tagged(c.start)))
+	}
 	if err != nil || p >= 0 || s == dead {
 		return p, err
 	}
@@ -30,6 +41,20 @@ func (c *Cache) NextLine(buf []byte, from, end int) (int, error) {
 	return -1, nil
 }
 
+// splitAt returns the start of a line near the middle of buf[from:], or
+// 0 when the range is too small to split.
+func splitAt(buf []byte, from int) int {
+	if len(buf)-from < minSplit {
+		return 0
+	}
+	mid := from + (len(buf)-from)/2
+	i := bytes.IndexByte(buf[mid:], '\n')
+	if i < 0 || mid+i+1 == len(buf) {
+		return 0
+	}
+	return mid + i + 1
+}
+
 // MatchLine reports whether line (without its terminator) matches, in
 // Lines mode.
 func (c *Cache) MatchLine(line []byte) (bool, error) {
@@ -42,7 +67,7 @@ func (c *Cache) Match(buf []byte) (bool, error) {
 	if c.p.never {
 		return false, nil
 	}
-	p, s, err := c.scan(buf, 0)
+	p, s, err := c.scanFrom(buf, c.settle(buf, 0, c.tagged(c.start)))
 	if err != nil || p >= 0 || s == dead {
 		return p >= 0, err
 	}
@@ -50,29 +75,30 @@ func (c *Cache) Match(buf []byte) (bool, error) {
 	return next == matched, err
 }
 
-// scan runs the automaton over buf from i, starting in the start state.
-// It returns the position at which a match is known to end, or -1 and
-// the state at the end of buf (dead when no match can follow). In Lines
-// mode a dead state only ends its line; the scan goes on at the next.
-func (c *Cache) scan(buf []byte, i int) (pos int, s int32, err error) {
-	p := c.p
-	classes := &p.classes
-	trans := c.trans
+// A scan's position: the next byte to read, the state before it (never
+// tagged with accelBit), and an error from building states.
+type cursor struct {
+	i   int
+	s   int32
+	err error
+}
+
+// scanFrom runs the automaton over buf from cur. It returns the position
+// at which a match is known to end, or -1 and the state at the end of
+// buf (dead when no match can follow).
+func (c *Cache) scanFrom(buf []byte, cur cursor) (pos int, s int32, err error) {
+	classes := &c.p.classes
+	i, s := cur.i, cur.s
+	if cur.err != nil {
+		return -1, 0, cur.err
+	}
 	mark := i
 	defer func() { c.scanned += i - mark }()
-	s = c.tagged(c.start)
 	for {
-		if s&accelBit != 0 {
-			// A start state: skip what cannot begin a match.
-			s &^= accelBit
-			if j := p.skip(buf, i); j > i {
-				i = j
-				if s, err = c.startAfter(buf[j-1]); err != nil {
-					return -1, 0, err
-				}
-				trans = c.trans
-			}
-		}
+		// Bytes scanned count before states are built (see lookup).
+		c.scanned += i - mark
+		mark = i
+		trans := c.trans
 		for i+4 <= len(buf) {
 			n0 := trans[int(s)+int(classes[buf[i]])]
 			if uint32(n0) >= accelBit {
@@ -103,41 +129,127 @@ func (c *Cache) scan(buf []byte, i int) (pos int, s int32, err error) {
 			s = next
 			i++
 		}
-		if i >= len(buf) {
+		if i >= len(buf) || s == dead {
 			return -1, s, nil
 		}
-		cls := classes[buf[i]]
-		next := trans[int(s)+int(cls)]
-		size := 1
-		switch next {
-		case unknown:
-			next, err = c.byteNext(s, cls)
-		case slow:
-			var r rune
-			r, size = utf8.DecodeRune(buf[i:])
-			next, err = c.runeNext(s, r)
+		var p int
+		if p, cur = c.advance(buf, i, s); p >= 0 || cur.err != nil {
+			return p, s, cur.err
 		}
-		if err != nil {
-			return -1, 0, err
-		}
-		trans = c.trans
-		switch next {
-		case matched:
-			return i, s, nil
-		case dead:
-			if p.mode == Text {
-				return -1, dead, nil
-			}
-			j := bytes.IndexByte(buf[i:], '\n')
-			if j < 0 {
-				i = len(buf)
-				return -1, dead, nil
-			}
-			i += j + 1
-			s = c.tagged(c.start)
-			continue
-		}
-		s = next
-		i += size
+		i, s = cur.i, cur.s
 	}
+}
+
+// scan2 is scanFrom over buf[from:] in Lines mode, run as two halves split
+// at mid (a line start) whose table lookups are interleaved: each half's
+// lookups depend on each other, the two halves' do not, so the processor
+// overlaps them. A match in the second half counts only once the first
+// half has none.
+func (c *Cache) scan2(buf []byte, from, mid int) (pos int, s int32, err error) {
+	classes := &c.p.classes
+	a := buf[:mid]
+	ca := c.settle(a, from, c.tagged(c.start))
+	cb := c.settle(buf, mid, c.tagged(c.start))
+	for ca.err == nil && cb.err == nil {
+		ia, sa, ib, sb := ca.i, ca.s, cb.i, cb.s
+		markA, markB := ia, ib
+		if ia >= len(a) || sb == dead || ib >= len(buf) {
+			break
+		}
+		trans := c.trans
+		for ia < len(a) && ib < len(buf) {
+			na := trans[int(sa)+int(classes[a[ia]])]
+			nb := trans[int(sb)+int(classes[buf[ib]])]
+			if uint32(na) >= accelBit || uint32(nb) >= accelBit {
+				break
+			}
+			sa, sb = na, nb
+			ia++
+			ib++
+		}
+		ca.i, ca.s, cb.i, cb.s = ia, sa, ib, sb
+		c.scanned += ia - markA + ib - markB
+		var p int
+		switch {
+		case ia < len(a) && uint32(trans[int(sa)+int(classes[a[ia]])]) >= accelBit:
+			other, flushes := c.states[int(sb)/c.p.nclass], c.flushes
+			if p, ca = c.advance(a, ia, sa); p >= 0 {
+				return p, sa, ca.err
+			}
+			if c.flushes != flushes && ca.err == nil {
+				cb.s, cb.err = c.lookup(other.insts, other.prev)
+			}
+		case ib < len(buf) && uint32(trans[int(sb)+int(classes[buf[ib]])]) >= accelBit:
+			other, flushes := c.states[int(sa)/c.p.nclass], c.flushes
+			if p, cb = c.advance(buf, ib, sb); p >= 0 {
+				// The first half decides first.
+				if q, _, err := c.scanFrom(a, ca); q >= 0 || err != nil {
+					return q, 0, err
+				}
+				return p, sb, nil
+			}
+			if c.flushes != flushes && cb.err == nil && sa != dead {
+				ca.s, ca.err = c.lookup(other.insts, other.prev)
+			}
+		}
+	}
+	if ca.err != nil {
+		return -1, 0, ca.err
+	}
+	if cb.err != nil {
+		return -1, 0, cb.err
+	}
+	if q, _, err := c.scanFrom(a, ca); q >= 0 || err != nil {
+		return q, 0, err
+	}
+	return c.scanFrom(buf, cb)
+}
+
+// advance takes the transition at buf[i] that the table does not hold as a
+// plain state: it computes it, decodes a rune, reports a match (its
+// position, else -1), moves past a line with no match left, or skips
+// ahead from a start state.
+func (c *Cache) advance(buf []byte, i int, s int32) (int, cursor) {
+	cls := c.p.classes[buf[i]]
+	next := c.trans[int(s)+int(cls)]
+	size := 1
+	var err error
+	switch next {
+	case unknown:
+		next, err = c.byteNext(s, cls)
+	case slow:
+		var r rune
+		r, size = utf8.DecodeRune(buf[i:])
+		next, err = c.runeNext(s, r)
+	}
+	switch {
+	case err != nil:
+		return -1, cursor{err: err}
+	case next == matched:
+		return i, cursor{i: i, s: s}
+	case next == dead && c.p.mode == Text:
+		return -1, cursor{i: len(buf), s: dead}
+	case next == dead:
+		j := bytes.IndexByte(buf[i:], '\n')
+		if j < 0 {
+			return -1, cursor{i: len(buf), s: dead}
+		}
+		return -1, c.settle(buf, i+j+1, c.tagged(c.start))
+	}
+	return -1, c.settle(buf, i+size, next)
+}
+
+// settle returns the cursor at i in state s; if s is a start state that
+// accelerates, it first skips to the next byte that can begin a match.
+func (c *Cache) settle(buf []byte, i int, s int32) cursor {
+	if s&accelBit == 0 {
+		return cursor{i: i, s: s}
+	}
+	s &^= accelBit
+	j := c.p.skip(buf, i)
+	if j == i {
+		return cursor{i: i, s: s}
+	}
+	s, err := c.startAfter(buf[j-1])
+	return cursor{i: j, s: s, err: err}
 }
