@@ -6,16 +6,17 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/boris-mcp/boris/internal/search/internal/testtree"
 )
 
 // goSource returns up to 32 MiB of the Go distribution's .go files, for
 // throughput benchmarks.
 func goSource(b *testing.B) []byte {
 	var buf []byte
-	root := filepath.Join(runtime.GOROOT(), "src")
+	root := testtree.GoSrc(b)
 	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || len(buf) > 32<<20 {
 			return filepath.SkipDir
