@@ -297,13 +297,11 @@ func (w *closureWork) add(prog *syntax.Prog, pc uint32, ctx *syntax.EmptyOp) {
 		in := &prog.Inst[pc]
 		switch in.Op {
 		case syntax.InstAlt, syntax.InstAltMatch:
-			if !w.has(pc) {
-				w.insert(pc)
+			if w.insert(pc) {
 				w.stack = append(w.stack, in.Arg, in.Out)
 			}
 		case syntax.InstNop, syntax.InstCapture:
-			if !w.has(pc) {
-				w.insert(pc)
+			if w.insert(pc) {
 				w.stack = append(w.stack, in.Out)
 			}
 		case syntax.InstEmptyWidth:
