@@ -23,11 +23,13 @@ func TestToolListsAndServerInfo(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{nil, []string{"bash", "task_output", "view", "str_replace", "create_file"}},
-		{[]string{"--anthropic-compat"}, []string{"bash", "task_output", "str_replace_editor"}},
-		{[]string{"--disable-tools=bash"}, []string{"view", "str_replace", "create_file"}},
-		{[]string{"--anthropic-compat", "--disable-tools=view"}, []string{"bash", "task_output"}},
-		{[]string{"--disable-tools=bash,create_file"}, []string{"view", "str_replace"}},
+		{nil, []string{"bash", "task_output", "view", "str_replace", "create_file", "apply_patch"}},
+		{[]string{"--anthropic-compat"}, []string{"bash", "task_output", "str_replace_editor", "apply_patch"}},
+		{[]string{"--disable-tools=bash"}, []string{"view", "str_replace", "create_file", "apply_patch"}},
+		{[]string{"--anthropic-compat", "--disable-tools=view"}, []string{"bash", "task_output", "apply_patch"}},
+		{[]string{"--disable-tools=bash,create_file,apply_patch"}, []string{"view", "str_replace"}},
+		{[]string{"--openai-compat"}, []string{"shell", "apply_patch"}},
+		{[]string{"--openai-compat", "--disable-tools=shell"}, []string{"apply_patch"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -39,8 +41,9 @@ func TestToolListsAndServerInfo(t *testing.T) {
 					t.Fatalf("tools %v lack %s", got, w)
 				}
 			}
+			openai := slices.Contains(tt.args, "--openai-compat")
 			for _, n := range got {
-				if !slices.Contains(tt.want, n) && n != "grep" && n != "find" && n != "Glob" {
+				if !slices.Contains(tt.want, n) && (openai || (n != "grep" && n != "find" && n != "Glob")) {
 					t.Fatalf("unexpected tool %s in %v", n, got)
 				}
 			}
@@ -201,8 +204,9 @@ func TestFileToolsThroughMCP(t *testing.T) {
 	}
 }
 
-// The compat editor gives the same results as the split tools, and an
-// unknown command is a tool error naming the valid ones.
+// The compat editor and the split tools make the same edits (one
+// implementation), each answering in its own dialect; an unknown command is
+// a tool error naming the valid ones.
 func TestEditorMatchesSplitTools(t *testing.T) {
 	split := startInProcess(t)
 	compat := startInProcess(t, "--anthropic-compat")
@@ -212,31 +216,37 @@ func TestEditorMatchesSplitTools(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	same := func(splitText, compatText, splitDir, compatDir string) {
+	sameFiles := func() {
 		t.Helper()
-		if strings.ReplaceAll(splitText, splitDir, "DIR") != strings.ReplaceAll(compatText, compatDir, "DIR") {
-			t.Fatalf("split %q\ncompat %q", splitText, compatText)
+		for _, name := range []string{"f.txt", "g.txt"} {
+			a, errA := os.ReadFile(filepath.Join(split.dir, name))
+			b, errB := os.ReadFile(filepath.Join(compat.dir, name))
+			if string(a) != string(b) || (errA == nil) != (errB == nil) {
+				t.Fatalf("%s: split %q (%v), compat %q (%v)", name, a, errA, b, errB)
+			}
 		}
 	}
 	a := mustOK(t, cs, "view", map[string]any{"path": "f.txt", "view_range": []int{2, 3}})
 	b := mustOK(t, cc, "str_replace_editor", map[string]any{"command": "view", "path": "f.txt", "view_range": []int{2, 3}})
-	same(a, b, split.dir, compat.dir)
-	a = mustOK(t, cs, "str_replace", map[string]any{"path": "f.txt", "old_str": "two", "new_str": "2"})
-	b = mustOK(t, cc, "str_replace_editor", map[string]any{"command": "str_replace", "path": "f.txt", "old_str": "two", "new_str": "2"})
-	same(a, b, split.dir, compat.dir)
-	a = mustOK(t, cs, "create_file", map[string]any{"path": "g.txt", "content": "new\n"})
-	b = mustOK(t, cc, "str_replace_editor", map[string]any{"command": "create", "path": "g.txt", "file_text": "new\n"})
-	same(a, b, split.dir, compat.dir)
-	a, _ = call(t, cs, "str_replace", map[string]any{"path": "f.txt", "old_str": "absent", "new_str": "x"})
-	b, _ = call(t, cc, "str_replace_editor", map[string]any{"command": "str_replace", "path": "f.txt", "old_str": "absent", "new_str": "x"})
-	same(a, b, split.dir, compat.dir)
+	if a != "     2\ttwo\n     3\tthree\n" || b != "Here's the result of running `cat -n` on "+filepath.Join(compat.dir, "f.txt")+":\n"+a {
+		t.Fatalf("split %q\ncompat %q", a, b)
+	}
+	mustOK(t, cs, "str_replace", map[string]any{"path": "f.txt", "old_str": "two", "new_str": "2"})
+	mustOK(t, cc, "str_replace_editor", map[string]any{"command": "str_replace", "path": "f.txt", "old_str": "two", "new_str": "2"})
+	sameFiles()
+	mustOK(t, cs, "create_file", map[string]any{"path": "g.txt", "content": "new\n"})
+	mustOK(t, cc, "str_replace_editor", map[string]any{"command": "create", "path": "g.txt", "file_text": "new\n"})
+	sameFiles()
+	mustErr(t, cs, "str_replace", map[string]any{"path": "f.txt", "old_str": "absent", "new_str": "x"}, "STR_REPLACE_NOT_FOUND")
+	mustErr(t, cc, "str_replace_editor", map[string]any{"command": "str_replace", "path": "f.txt", "old_str": "absent", "new_str": "x"}, "STR_REPLACE_NOT_FOUND")
+	sameFiles()
 
 	mustOK(t, cc, "str_replace_editor", map[string]any{"command": "insert", "path": "f.txt", "insert_line": 0, "new_str": "zero"})
 	if got, _ := os.ReadFile(filepath.Join(compat.dir, "f.txt")); string(got) != "zero\none\n2\nthree\n" {
 		t.Fatalf("after insert %q", got)
 	}
 	text := mustErr(t, cc, "str_replace_editor", map[string]any{"command": "delete", "path": "f.txt"}, "EDITOR_INVALID_COMMAND")
-	if !strings.Contains(text, "view, create, str_replace, insert") {
+	if !strings.Contains(text, "view, create, str_replace, insert, undo_edit") {
 		t.Fatalf("valid commands not named: %q", text)
 	}
 	mustErr(t, cc, "str_replace_editor", map[string]any{"command": "create", "path": "h.txt"}, "INVALID_INPUT")

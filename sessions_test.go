@@ -73,7 +73,7 @@ func TestEveryToolInBothEras(t *testing.T) {
 			if err := os.MkdirAll(filepath.Join(a.dir, "sub"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if got := toolNames(t, a.cs); !slices.Equal(got, []string{"bash", "create_file", "find", "grep", "str_replace", "task_output", "view"}) {
+			if got := toolNames(t, a.cs); !slices.Equal(got, []string{"apply_patch", "bash", "create_file", "find", "grep", "str_replace", "task_output", "view"}) {
 				t.Fatalf("tools %v", got)
 			}
 			mustOK(t, a.cs, "bash", map[string]any{"command": "cd sub"})

@@ -35,12 +35,20 @@ const (
 	FindInvalidPattern    Code = "FIND_INVALID_PATTERN"
 	FindInvalidType       Code = "FIND_INVALID_TYPE"
 	EditorInvalidCommand  Code = "EDITOR_INVALID_COMMAND"
+	PatchInvalid          Code = "PATCH_INVALID"
+	PatchContextNotFound  Code = "PATCH_CONTEXT_NOT_FOUND"
+	UndoNoHistory         Code = "UNDO_NO_HISTORY"
 )
 
 // Error is an operational failure reported to the model as a tool result.
 type Error struct {
-	Code    Code
+	Code Code
+	// Message is boris's own wording.
 	Message string
+	// Fact, when set, holds the situation as data (a struct of the domain
+	// package that made the error), so a tool dialect can word it the way
+	// its models were trained to read it.
+	Fact any
 }
 
 func (e *Error) Error() string { return "[" + string(e.Code) + "] " + e.Message }
@@ -48,6 +56,12 @@ func (e *Error) Error() string { return "[" + string(e.Code) + "] " + e.Message 
 // Errorf returns an *Error with a formatted message.
 func Errorf(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// WithFact sets e's Fact and returns e.
+func (e *Error) WithFact(fact any) *Error {
+	e.Fact = fact
+	return e
 }
 
 // As returns the *Error in err's chain, if any.

@@ -45,16 +45,18 @@ const (
 	ToolCreateFile = "create_file"
 	ToolGrep       = "grep"
 	ToolFind       = "find"
+	ToolApplyPatch = "apply_patch"
 )
 
 // ToolNames lists the valid --disable-tools names in a stable order.
-var ToolNames = []string{ToolBash, ToolTaskOutput, ToolView, ToolStrReplace, ToolCreateFile, ToolGrep, ToolFind}
+var ToolNames = []string{ToolBash, ToolTaskOutput, ToolView, ToolStrReplace, ToolCreateFile, ToolApplyPatch, ToolGrep, ToolFind}
 
-// toolAliases maps other accepted spellings to default-mode names: the compat
-// names of the same tools.
+// toolAliases maps other accepted spellings to default-mode names: the
+// names of the same tools in the compat modes.
 var toolAliases = map[string][]string{
 	"Glob":               {ToolFind},
 	"str_replace_editor": {ToolView, ToolStrReplace, ToolCreateFile},
+	"shell":              {ToolBash},
 }
 
 // Config is the resolved, immutable configuration of one boris process.
@@ -79,7 +81,10 @@ type Config struct {
 	RequireViewBeforeEdit bool
 	// BackgroundTaskTimeout is zero for no limit.
 	BackgroundTaskTimeout time.Duration
-	AnthropicCompat       bool
+	// AnthropicCompat and OpenAICompat choose the tool dialect (at most
+	// one): Claude's tools, or OpenAI's.
+	AnthropicCompat bool
+	OpenAICompat    bool
 	// Tokens are the bearer tokens accepted on /mcp, each its own
 	// credential; none means no auth.
 	Tokens []string
@@ -152,11 +157,12 @@ type cli struct {
 	Timeout               int      `help:"Default bash timeout in seconds." default:"120" envvar:"BORIS_TIMEOUT"`
 	AllowDir              []string `help:"Directory the file tools may touch (repeatable)." placeholder:"DIR" envvar:"BORIS_ALLOW_DIRS"`
 	DenyDir               []string `help:"Denied directory or glob such as **/.env (repeatable); deny beats allow." placeholder:"PATTERN" envvar:"BORIS_DENY_DIRS"`
-	DisableTools          []string `help:"Tool names not to register (repeatable): bash, task_output, view, str_replace, create_file, grep, find." placeholder:"TOOL" envvar:"BORIS_DISABLE_TOOLS"`
+	DisableTools          []string `help:"Tool names not to register (repeatable): bash, task_output, view, str_replace, create_file, apply_patch, grep, find." placeholder:"TOOL" envvar:"BORIS_DISABLE_TOOLS"`
 	MaxFileSize           string   `help:"Largest file view reads and create_file/str_replace write (B, KB, MB, GB or bytes)." default:"10MB" envvar:"BORIS_MAX_FILE_SIZE"`
 	RequireViewBeforeEdit string   `help:"Refuse edits of files not viewed in the session: auto, true, false." default:"auto" envvar:"BORIS_REQUIRE_VIEW_BEFORE_EDIT"`
 	BackgroundTaskTimeout int      `help:"Seconds a background task may live (0 = no limit)." default:"0" envvar:"BORIS_BACKGROUND_TASK_TIMEOUT"`
-	AnthropicCompat       bool     `help:"Expose the tool schemas Claude models are trained on." envvar:"BORIS_ANTHROPIC_COMPAT"`
+	AnthropicCompat       bool     `help:"Serve the tools Claude models are trained on (bash, str_replace_editor), answering as Anthropic's reference tools do." envvar:"BORIS_ANTHROPIC_COMPAT"`
+	OpenaiCompat          bool     `name:"openai-compat" help:"Serve the tools OpenAI's coding models are trained on (shell, apply_patch), answering as Codex does." envvar:"BORIS_OPENAI_COMPAT"`
 	Token                 []string `help:"Bearer token required on /mcp (HTTP mode; repeatable: each token is its own credential with its own sessions)." placeholder:"TOKEN" envvar:"BORIS_TOKEN"`
 	GenerateToken         bool     `help:"Generate a random token at start-up and print it once to stderr." envvar:"BORIS_GENERATE_TOKEN"`
 	NoAuth                bool     `help:"Serve /mcp without a token on a non-loopback address: the network is trusted (e.g. behind an authenticating proxy)." envvar:"BORIS_NO_AUTH"`
@@ -369,7 +375,10 @@ func (c *cli) resolve(getenv func(string) string) (*Config, error) {
 		fail("invalid --require-view-before-edit %q: valid values are auto, true, false", c.RequireViewBeforeEdit)
 	}
 
-	cfg.AnthropicCompat = c.AnthropicCompat
+	cfg.AnthropicCompat, cfg.OpenAICompat = c.AnthropicCompat, c.OpenaiCompat
+	if cfg.AnthropicCompat && cfg.OpenAICompat {
+		fail("--anthropic-compat and --openai-compat are exclusive: each serves one model family's tools; choose one")
+	}
 
 	c.resolveAuth(cfg, fail)
 

@@ -15,7 +15,7 @@ func BenchmarkViewSmallFile(b *testing.B) {
 	f.write(b, "deep/er/path/small.go", s.String())
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := f.svc.View(f.c, "deep/er/path/small.go", nil); err != nil {
+		if _, err := f.svc.View(f.c, "deep/er/path/small.go", nil, ViewLimits{MaxLines: 2000, MaxLineChars: 2000}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -6,40 +6,62 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/boris-mcp/boris/internal/codes"
 	"github.com/boris-mcp/boris/internal/scope"
 )
 
-// snippetContext is how many unchanged lines a snippet shows around an edit.
-const snippetContext = 4
+// ReplaceResult is what a str_replace did.
+type ReplaceResult struct {
+	Path string
+	// Content is the file's new content.
+	Content string
+	// Line is the 1-based line where the first replacement starts.
+	Line int
+	// NewStr is new_str as given; Count the occurrences replaced.
+	NewStr string
+	Count  int
+}
+
+// FactNoMatch is the fact of a STR_REPLACE_NOT_FOUND error.
+type FactNoMatch struct {
+	Path, Old string
+	// Near says where text differing only in whitespace or case is, or is
+	// empty.
+	Near string
+}
+
+// FactAmbiguous is the fact of a STR_REPLACE_AMBIGUOUS error.
+type FactAmbiguous struct {
+	Path, Old string
+	Count     int
+	// SameLine lists the 1-based lines that contain old_str whole (none
+	// when old_str spans lines).
+	SameLine []int
+}
 
 // StrReplace replaces old with new in a file: exactly one occurrence, or
 // all of them with all set. In a CRLF file, "\n" in old and new stands for
 // "\r\n", so the file keeps its line endings.
-func (s *Service) StrReplace(c Ctx, path, old, new string, all bool) (string, error) {
+func (s *Service) StrReplace(c Ctx, path, old, new string, all bool) (*ReplaceResult, error) {
 	if old == "" {
-		return "", codes.Errorf(codes.InvalidInput, "old_str must not be empty: give the exact text to replace (to write a whole file use create_file)")
+		return nil, codes.Errorf(codes.InvalidInput, "old_str must not be empty: give the exact text to replace (to write a whole file use create_file)")
 	}
 	if old == new {
-		return "", codes.Errorf(codes.InvalidInput, "old_str and new_str are identical; nothing would change")
+		return nil, codes.Errorf(codes.InvalidInput, "old_str and new_str are identical; nothing would change")
 	}
-	t, err := s.locate(c, path)
+	t, err := s.locateExisting(c, path, "to create it use create_file")
 	if err != nil {
-		return "", err
-	}
-	if !t.Exists {
-		return "", codes.Errorf(codes.PathNotFound, "%s does not exist%s; to create it use create_file", t.Path, suggest(t.Path))
+		return nil, err
 	}
 	if err := s.checkViewed(c, t, "edit"); err != nil {
-		return "", err
+		return nil, err
 	}
 	unlock := s.locks.lock(t.Resolved)
 	defer unlock()
-	data, real, err := s.readForEdit(c, t)
+	data, real, mode, err := s.readForEdit(c, t)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	content := string(data)
 
@@ -53,10 +75,12 @@ func (s *Service) StrReplace(c Ctx, path, old, new string, all bool) (string, er
 	count := strings.Count(content, o)
 	switch {
 	case count == 0:
-		return "", codes.Errorf(codes.StrReplaceNotFound, "old_str was not found in %s.%s", t.Path, nearMatch(content, old))
+		near := nearMatch(content, old)
+		return nil, codes.Errorf(codes.StrReplaceNotFound, "old_str was not found in %s.%s", t.Path, orDefault(near, " Check the exact text, including whitespace and indentation, by viewing the file.")).
+			WithFact(FactNoMatch{Path: t.Path, Old: old, Near: near})
 	case count > 1 && !all:
-		return "", codes.Errorf(codes.StrReplaceAmbiguous, "old_str occurs %d times in %s (lines %s); use replace_all to replace every occurrence, or add surrounding context to old_str to make it unique",
-			count, t.Path, matchLines(content, o, 10))
+		return nil, codes.Errorf(codes.StrReplaceAmbiguous, "old_str occurs %d times in %s (lines %s); use replace_all to replace every occurrence, or add surrounding context to old_str to make it unique",
+			count, t.Path, matchLines(content, o, 10)).WithFact(FactAmbiguous{Path: t.Path, Old: old, Count: count, SameLine: linesContaining(content, old)})
 	}
 	first := strings.Index(content, o)
 	var updated string
@@ -66,112 +90,138 @@ func (s *Service) StrReplace(c Ctx, path, old, new string, all bool) (string, er
 		updated = content[:first] + n + content[first+len(o):]
 	}
 	if int64(len(updated)) > s.opts.MaxFileSize {
-		return "", codes.Errorf(codes.FileTooLarge, "the edited %s would be %s, over the %s limit (--max-file-size); the file is unchanged", t.Path, HumanSize(int64(len(updated))), HumanSize(s.opts.MaxFileSize))
+		return nil, codes.Errorf(codes.FileTooLarge, "the edited %s would be %s, over the %s limit (--max-file-size); the file is unchanged", t.Path, HumanSize(int64(len(updated))), HumanSize(s.opts.MaxFileSize))
 	}
 	t.Resolved = real
-	if err := s.write(c, t, []byte(updated), false); err != nil {
-		return "", err
+	if err := s.write(c, t, []byte(updated), false, priorOf(data, mode)); err != nil {
+		return nil, err
 	}
-
-	firstLine := strings.Count(content[:first], "\n") + 1
-	lastLine := firstLine + strings.Count(n, "\n")
-	head := fmt.Sprintf("The file %s has been edited.", t.Path)
-	if all {
-		head = fmt.Sprintf("The file %s has been edited: replaced %d occurrence%s.", t.Path, count, plural(count))
-	}
-	return head + " Here is a snippet of the result (cat -n format):\n" + snippet(updated, firstLine, lastLine), nil
+	return &ReplaceResult{Path: t.Path, Content: updated, Line: strings.Count(content[:first], "\n") + 1, NewStr: new, Count: count}, nil
 }
+
+// CreateResult is what a create did.
+type CreateResult struct {
+	Path string
+	// Existed is true when an existing file was overwritten.
+	Existed bool
+	Size    int
+}
+
+// FactOverwriteUnviewed is the fact of a FILE_NOT_VIEWED error for a create
+// over an existing file the session has not viewed.
+type FactOverwriteUnviewed struct{ Path string }
 
 // Create writes content to path, creating parent directories; an existing
 // file is overwritten (after a view, when required) and keeps its mode.
-func (s *Service) Create(c Ctx, path, content string) (string, error) {
+func (s *Service) Create(c Ctx, path, content string) (*CreateResult, error) {
 	if int64(len(content)) > s.opts.MaxFileSize {
-		return "", codes.Errorf(codes.FileTooLarge, "content is %s, over the %s limit (--max-file-size); nothing was written", HumanSize(int64(len(content))), HumanSize(s.opts.MaxFileSize))
+		return nil, codes.Errorf(codes.FileTooLarge, "content is %s, over the %s limit (--max-file-size); nothing was written", HumanSize(int64(len(content))), HumanSize(s.opts.MaxFileSize))
 	}
 	t, err := s.locate(c, path)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if t.Exists {
 		// WriteAtomic refuses a directory too; this only words it better.
 		if fi, err := os.Stat(t.Resolved); err == nil && fi.IsDir() {
-			return "", codes.Errorf(codes.InvalidInput, "%s is a directory; give a file path", t.Path)
+			return nil, codes.Errorf(codes.InvalidInput, "%s is a directory; give a file path", t.Path).WithFact(FactIsDir{Path: t.Path})
 		}
 		if err := s.checkViewed(c, t, "overwrite"); err != nil {
-			return "", err
+			if e, ok := codes.As(err); ok {
+				e.Fact = FactOverwriteUnviewed{Path: t.Path}
+			}
+			return nil, err
 		}
 	}
 	unlock := s.locks.lock(t.Resolved)
 	defer unlock()
+	before := absent
 	if t.Exists {
 		if err := s.checkFreshOnDisk(c, t); err != nil {
-			return "", err
+			return nil, err
 		}
+		before = s.readPrior(c, t)
 	}
-	if err := s.write(c, t, []byte(content), true); err != nil {
-		return "", err
+	if err := s.write(c, t, []byte(content), true, before); err != nil {
+		return nil, err
 	}
-	verb := "Created"
-	if t.Exists {
-		verb = "Overwrote"
-	}
-	return fmt.Sprintf("%s %s (%d bytes).", verb, t.Path, len(content)), nil
+	return &CreateResult{Path: t.Path, Existed: t.Exists, Size: len(content)}, nil
 }
 
-// Insert inserts text after line `after` (0 = at the top).
-func (s *Service) Insert(c Ctx, path string, after int, text string) (string, error) {
-	if text == "" {
-		return "", codes.Errorf(codes.InvalidInput, "new_str is empty; give the text to insert")
-	}
-	t, err := s.locate(c, path)
+// InsertResult is what an insert did.
+type InsertResult struct {
+	Path string
+	// Content is the file's new content.
+	Content string
+	// After is the line the text went after (0: the top); Lines is how
+	// many lines the text has (its newline-split count).
+	After, Lines int
+}
+
+// FactInsertLine is the fact of an INVALID_INPUT error for an insert_line
+// outside the file.
+type FactInsertLine struct {
+	Path      string
+	Line, Max int
+}
+
+// Insert inserts text after line `after` (0 = at the top). Lines are the
+// newline-split of the content, as a view with SplitLines numbers them:
+// the text becomes lines of their own between line after and line
+// after+1, so a file ending in a newline can take text after its last line
+// (before the empty line that follows the final newline) or after that
+// empty line. In a CRLF file the inserted lines end in CRLF.
+func (s *Service) Insert(c Ctx, path string, after int, text string) (*InsertResult, error) {
+	t, err := s.locateExisting(c, path, "to create it use the create command")
 	if err != nil {
-		return "", err
-	}
-	if !t.Exists {
-		return "", codes.Errorf(codes.PathNotFound, "%s does not exist%s; to create it use the create command", t.Path, suggest(t.Path))
+		return nil, err
 	}
 	if err := s.checkViewed(c, t, "insert"); err != nil {
-		return "", err
+		return nil, err
 	}
 	unlock := s.locks.lock(t.Resolved)
 	defer unlock()
-	data, real, err := s.readForEdit(c, t)
+	data, real, mode, err := s.readForEdit(c, t)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	lines := splitLines(data)
-	if after < 0 || after > len(lines) {
-		return "", codes.Errorf(codes.InvalidInput, "insert_line %d is out of range: %s has %d lines, so use 0 (top) to %d", after, t.Path, len(lines), len(lines))
+	content := string(data)
+	n := strings.Count(content, "\n") + 1
+	if after < 0 || after > n {
+		return nil, codes.Errorf(codes.InvalidInput, "insert_line %d is out of range: %s has %d lines, so use 0 (top) to %d", after, t.Path, n, n).
+			WithFact(FactInsertLine{Path: t.Path, Line: after, Max: n})
 	}
 	eol := "\n"
 	if isCRLF(data) {
 		eol = "\r\n"
 		text = toCRLF(text)
 	}
-	if !strings.HasSuffix(text, "\n") {
-		text += eol
+	var b strings.Builder
+	b.Grow(len(content) + len(text) + 2*len(eol))
+	if after == n {
+		// After the last line: it ends at the end of the content.
+		b.WriteString(content)
+		b.WriteString(eol)
+		b.WriteString(text)
+	} else {
+		at := 0 // offset of line after+1
+		for i := 0; i < after; i++ {
+			at += strings.IndexByte(content[at:], '\n') + 1
+		}
+		b.WriteString(content[:at])
+		b.WriteString(text)
+		b.WriteString(eol)
+		b.WriteString(content[at:])
 	}
-	var b bytes.Buffer
-	for _, l := range lines[:after] {
-		b.Write(l)
-	}
-	if after > 0 && !bytes.HasSuffix(lines[after-1], []byte("\n")) {
-		b.WriteString(eol) // the last line had no newline; give it one
-	}
-	b.WriteString(text)
-	for _, l := range lines[after:] {
-		b.Write(l)
-	}
-	if int64(b.Len()) > s.opts.MaxFileSize {
-		return "", codes.Errorf(codes.FileTooLarge, "the edited %s would be %s, over the %s limit (--max-file-size); the file is unchanged", t.Path, HumanSize(int64(b.Len())), HumanSize(s.opts.MaxFileSize))
+	updated := b.String()
+	if int64(len(updated)) > s.opts.MaxFileSize {
+		return nil, codes.Errorf(codes.FileTooLarge, "the edited %s would be %s, over the %s limit (--max-file-size); the file is unchanged", t.Path, HumanSize(int64(len(updated))), HumanSize(s.opts.MaxFileSize))
 	}
 	t.Resolved = real
-	if err := s.write(c, t, b.Bytes(), false); err != nil {
-		return "", err
+	if err := s.write(c, t, []byte(updated), false, priorOf(data, mode)); err != nil {
+		return nil, err
 	}
-	inserted := strings.Count(text, "\n")
-	return fmt.Sprintf("Inserted %d line%s after line %d of %s. Here is a snippet of the result (cat -n format):\n%s",
-		inserted, plural(inserted), after, t.Path, snippet(b.String(), after+1, after+inserted)), nil
+	return &InsertResult{Path: t.Path, Content: updated, After: after, Lines: strings.Count(text, "\n") + 1}, nil
 }
 
 // checkFreshOnDisk is checkFresh for an overwrite, which does not read the
@@ -191,13 +241,6 @@ func (s *Service) checkFreshOnDisk(c Ctx, t scope.Target) error {
 	return s.checkFresh(c, t, fi)
 }
 
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
 // isCRLF reports whether the file's first line ends with CRLF.
 func isCRLF(data []byte) bool {
 	i := bytes.IndexByte(data, '\n')
@@ -207,44 +250,6 @@ func isCRLF(data []byte) bool {
 // toCRLF makes every line ending of s a CRLF.
 func toCRLF(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\n", "\r\n")
-}
-
-// splitLines splits data into lines that keep their endings.
-func splitLines(data []byte) [][]byte {
-	var lines [][]byte
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			lines = append(lines, data)
-			break
-		}
-		lines = append(lines, data[:i+1])
-		data = data[i+1:]
-	}
-	return lines
-}
-
-// snippet shows lines from-snippetContext .. to+snippetContext of content.
-func snippet(content string, from, to int) string {
-	lines := strings.Split(content, "\n")
-	if strings.HasSuffix(content, "\n") {
-		lines = lines[:len(lines)-1]
-	}
-	lo := max(1, from-snippetContext)
-	hi := min(len(lines), max(to, from)+snippetContext)
-	var b []byte
-	for i := lo; i <= hi; i++ {
-		line := strings.TrimSuffix(lines[i-1], "\r")
-		b = appendLineNo(b, i)
-		if n := utf8.RuneCountInString(line); n > MaxLineChars {
-			b = appendChars(b, []byte(line), MaxLineChars)
-			b = fmt.Appendf(b, "… [line truncated: %d characters]", n)
-		} else {
-			b = append(b, line...)
-		}
-		b = append(b, '\n')
-	}
-	return string(b)
 }
 
 // matchLines lists the line numbers of the first n occurrences of sub.
@@ -267,12 +272,13 @@ func matchLines(content, sub string, n int) string {
 	return strings.Join(nums, ", ")
 }
 
-// nearMatch looks for old in content ignoring differences in whitespace and
-// says where it is, so the model can copy the exact text.
+// nearMatch looks for old in content ignoring differences in whitespace
+// (or in letter case) and says where it is, so the model can copy the exact
+// text; "" when there is no such text.
 func nearMatch(content, old string) string {
 	fields := strings.Fields(old)
 	if len(fields) == 0 || len(old) > 20000 || len(fields) > 2000 {
-		return " Check the exact text, including whitespace and indentation, by viewing the file."
+		return ""
 	}
 	quoted := make([]string, len(fields))
 	for i, f := range fields {
@@ -287,7 +293,7 @@ func nearMatch(content, old string) string {
 		if strings.Contains(strings.ToLower(content), strings.ToLower(old)) {
 			return " A match that differs only in letter case exists; check the capitalisation."
 		}
-		return " Check the exact text, including whitespace and indentation, by viewing the file."
+		return ""
 	}
 	start := strings.LastIndexByte(content[:loc[0]], '\n') + 1
 	end := loc[1]
@@ -302,4 +308,23 @@ func nearMatch(content, old string) string {
 		text = text[:2000] + "…"
 	}
 	return fmt.Sprintf(" Text that differs only in whitespace exists at line %d:\n%s\nUse that exact text (with its whitespace) as old_str.", line, text)
+}
+
+// linesContaining lists the 1-based lines of content (newline-split, a CR
+// before the newline ignored) that contain sub whole.
+func linesContaining(content, sub string) []int {
+	var out []int
+	for i, line := range strings.Split(content, "\n") {
+		if strings.Contains(strings.TrimSuffix(line, "\r"), sub) {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

@@ -54,12 +54,23 @@ func StampOf(fi os.FileInfo) Stamp {
 	return st
 }
 
-// Ctx is the session side of a call: where relative paths start and which
-// files have been viewed.
+// Ctx is the session side of a call: where relative paths start, which
+// files have been viewed, and (when undo is offered) the session's edit
+// history.
 type Ctx struct {
 	Cwd    string
 	Viewed Viewed
+	// History, if set, records every edit for Undo.
+	History History
 }
+
+// FactMissing is the fact of a PATH_NOT_FOUND error: the path does not
+// exist; Suggest names files it may have meant ("" when none).
+type FactMissing struct{ Path, Suggest string }
+
+// FactIsDir is the fact of an INVALID_INPUT error for a file operation on a
+// directory.
+type FactIsDir struct{ Path string }
 
 // Options configure a Service.
 type Options struct {
@@ -92,6 +103,20 @@ func (s *Service) locate(c Ctx, path string) (scope.Target, error) {
 	return t, nil
 }
 
+// locateExisting is locate for a file that must exist; fix says how to
+// create it instead.
+func (s *Service) locateExisting(c Ctx, path, fix string) (scope.Target, error) {
+	t, err := s.locate(c, path)
+	if err != nil {
+		return t, err
+	}
+	if !t.Exists {
+		hint := suggest(t.Path)
+		return t, codes.Errorf(codes.PathNotFound, "%s does not exist%s; %s", t.Path, hint, fix).WithFact(FactMissing{Path: t.Path, Suggest: hint})
+	}
+	return t, nil
+}
+
 // pathError maps an access error to a code and a message that helps.
 func (s *Service) pathError(t scope.Target, given string, err error) error {
 	shown := t.Path
@@ -103,7 +128,8 @@ func (s *Service) pathError(t scope.Target, given string, err error) error {
 	case errors.As(err, &denied):
 		return codes.Errorf(codes.AccessDenied, "access to %s is denied: %s", denied.Path, denied.Reason)
 	case errors.Is(err, fs.ErrNotExist):
-		return codes.Errorf(codes.PathNotFound, "%s does not exist%s", shown, suggest(shown))
+		hint := suggest(shown)
+		return codes.Errorf(codes.PathNotFound, "%s does not exist%s", shown, hint).WithFact(FactMissing{Path: shown, Suggest: hint})
 	case errors.Is(err, scope.ErrSymlinkLoop):
 		return codes.Errorf(codes.InvalidInput, "%s: too many levels of symbolic links", shown)
 	case errors.Is(err, scope.ErrChanged):
@@ -180,55 +206,114 @@ func (s *Service) tooLarge(path string, size int64) error {
 }
 
 // readForEdit reads a whole text file that is about to be edited, after
-// checking that it is the version this session viewed (see checkFresh).
-func (s *Service) readForEdit(c Ctx, t scope.Target) ([]byte, string, error) {
+// checking that it is the version this session viewed (see checkFresh). It
+// returns the content, the file's real location and its permissions.
+func (s *Service) readForEdit(c Ctx, t scope.Target) ([]byte, string, fs.FileMode, error) {
 	f, real, fi, err := s.openFile(t)
 	if err != nil {
-		return nil, "", err
+		return nil, "", 0, err
 	}
 	defer f.Close()
 	if fi.IsDir() {
-		return nil, "", codes.Errorf(codes.InvalidInput, "%s is a directory, not a file", t.Path)
+		return nil, "", 0, codes.Errorf(codes.InvalidInput, "%s is a directory, not a file", t.Path).WithFact(FactIsDir{Path: t.Path})
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, "", codes.Errorf(codes.InvalidInput, "%s is not a regular file", t.Path)
+		return nil, "", 0, codes.Errorf(codes.InvalidInput, "%s is not a regular file", t.Path)
 	}
 	if err := s.checkFresh(c, t, fi); err != nil {
-		return nil, "", err
+		return nil, "", 0, err
 	}
 	if fi.Size() > s.opts.MaxFileSize {
-		return nil, "", s.tooLarge(t.Path, fi.Size())
+		return nil, "", 0, s.tooLarge(t.Path, fi.Size())
 	}
 	data, err := io.ReadAll(io.LimitReader(f, s.opts.MaxFileSize+1))
 	if err != nil {
-		return nil, "", codes.Errorf(codes.IOError, "read %s: %v", t.Path, unwrapPathError(err))
+		return nil, "", 0, codes.Errorf(codes.IOError, "read %s: %v", t.Path, unwrapPathError(err))
 	}
 	if int64(len(data)) > s.opts.MaxFileSize {
-		return nil, "", s.tooLarge(t.Path, int64(len(data)))
+		return nil, "", 0, s.tooLarge(t.Path, int64(len(data)))
 	}
 	if bytes.IndexByte(data[:min(len(data), sniffLen)], 0) >= 0 {
-		return nil, "", codes.Errorf(codes.InvalidInput, "%s is a binary file; the edit tools change text files only", t.Path)
+		return nil, "", 0, codes.Errorf(codes.InvalidInput, "%s is a binary file; the edit tools change text files only", t.Path)
 	}
-	return data, real, nil
+	return data, real, fi.Mode().Perm(), nil
 }
+
+// prior is what a file was before an edit, for the undo history.
+type prior struct {
+	known   bool // the state before is known (else the history forgets the file)
+	existed bool
+	data    []byte
+	mode    fs.FileMode
+}
+
+// priorOf is the prior state of a file whose content was read for the edit.
+func priorOf(data []byte, mode fs.FileMode) prior {
+	return prior{known: true, existed: true, data: data, mode: mode}
+}
+
+// absent is the prior state of a file the edit creates.
+var absent = prior{known: true}
 
 // write replaces a file atomically, maps failures, and records the new
 // version as this session's: its own edit does not make the file stale.
-func (s *Service) write(c Ctx, t scope.Target, data []byte, newFile bool) error {
+func (s *Service) write(c Ctx, t scope.Target, data []byte, mkdirs bool, before prior) error {
 	var written fs.FileInfo
-	err := s.opts.Policy.WriteAtomic(t, data, scope.WriteOptions{NewFileMode: 0o644, MkdirParents: newFile, Written: &written})
-	if err == nil {
-		if c.Viewed != nil && written != nil {
-			c.Viewed.MarkViewed(t.Resolved, StampOf(written))
-		}
-		return nil
+	err := s.opts.Policy.WriteAtomic(t, data, scope.WriteOptions{NewFileMode: 0o644, MkdirParents: mkdirs, Written: &written})
+	if err != nil {
+		return s.writeError(t, err)
 	}
+	if written != nil {
+		st := StampOf(written)
+		if c.Viewed != nil {
+			c.Viewed.MarkViewed(t.Resolved, st)
+		}
+		s.record(c, t.Resolved, before, st, true)
+	}
+	return nil
+}
+
+// record adds an edit to the session's undo history.
+func (s *Service) record(c Ctx, resolved string, before prior, after Stamp, afterExists bool) {
+	if c.History == nil {
+		return
+	}
+	if !before.known {
+		c.History.Forget(resolved)
+		return
+	}
+	c.History.Record(resolved, Change{Existed: before.existed, Before: before.data, Mode: before.mode, After: after, AfterExists: afterExists})
+}
+
+// readPrior reads what an existing file holds before it is overwritten,
+// for the undo history (only when there is one).
+func (s *Service) readPrior(c Ctx, t scope.Target) prior {
+	if c.History == nil {
+		return prior{}
+	}
+	f, _, fi, err := s.openFile(t)
+	if err != nil {
+		return prior{}
+	}
+	defer f.Close()
+	if !fi.Mode().IsRegular() || fi.Size() > s.opts.MaxFileSize {
+		return prior{}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, s.opts.MaxFileSize+1))
+	if err != nil || int64(len(data)) > s.opts.MaxFileSize {
+		return prior{}
+	}
+	return priorOf(data, fi.Mode().Perm())
+}
+
+// writeError maps a failed write to a code and a message.
+func (s *Service) writeError(t scope.Target, err error) error {
 	var denied *scope.DeniedError
 	switch {
 	case errors.As(err, &denied):
 		return codes.Errorf(codes.AccessDenied, "access to %s is denied: %s", denied.Path, denied.Reason)
 	case errors.Is(err, syscall.EISDIR):
-		return codes.Errorf(codes.InvalidInput, "%s is a directory, not a file", t.Path)
+		return codes.Errorf(codes.InvalidInput, "%s is a directory, not a file", t.Path).WithFact(FactIsDir{Path: t.Path})
 	case errors.Is(err, scope.ErrReadOnly):
 		return codes.Errorf(codes.IOError, "%s is read-only; make it writable (chmod u+w) if it should be edited. The file is unchanged", t.Path)
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):

@@ -108,12 +108,28 @@ func wantCode(t testing.TB, err error, code codes.Code, contains ...string) {
 	}
 }
 
-func numbered(from int, lines ...string) string {
-	var b strings.Builder
-	for i, l := range lines {
-		fmt.Fprintf(&b, "%6d\t%s\n", from+i, l)
+// borisLimits are the default mode's view limits.
+func borisLimits(rng *Range) ViewLimits {
+	lim := ViewLimits{MaxLineChars: 2000, Hidden: true}
+	if rng == nil {
+		lim.MaxLines = 2000
 	}
-	return b.String()
+	return lim
+}
+
+// shown returns a view's lines, each as "N:text" (with "/full" when the
+// line was cut), to compare with want.
+func shown(res *ViewResult) []string {
+	var out []string
+	for i := 0; i < res.Lines.Len(); i++ {
+		text, chars := res.Lines.Line(i)
+		l := fmt.Sprintf("%d:%s", res.Lines.Start+i, text)
+		if chars != len([]rune(string(text))) {
+			l += fmt.Sprintf("/%d", chars)
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 func TestViewText(t *testing.T) {
@@ -125,44 +141,60 @@ func TestViewText(t *testing.T) {
 	long := strings.Repeat("é", 2500)
 	f.write(t, "long.txt", long+"\nshort\n")
 	tests := []struct {
-		name string
-		path string
-		rng  *Range
-		want string
+		name  string
+		path  string
+		rng   *Range
+		lim   ViewLimits
+		want  []string
+		total int
+		more  bool
 	}{
-		{"whole file", "five.txt", nil, numbered(1, "one", "two", "", "four", "five")},
-		{"no final newline", "noeol.txt", nil, numbered(1, "a", "b")},
-		{"crlf shown without \\r", "crlf.txt", nil, numbered(1, "x", "y")},
-		{"range", "five.txt", &Range{2, 3}, numbered(2, "two", "")},
-		{"range to end", "five.txt", &Range{4, -1}, numbered(4, "four", "five")},
-		{"end clamped", "five.txt", &Range{5, 99}, numbered(5, "five")},
-		{"empty file", "empty.txt", nil, "is empty"},
-		{"long line cut", "long.txt", nil, numbered(1, strings.Repeat("é", 2000)+"… [line truncated: 2500 characters]", "short")},
+		{"whole file", "five.txt", nil, borisLimits(nil), []string{"1:one", "2:two", "3:", "4:four", "5:five"}, 5, false},
+		{"no final newline", "noeol.txt", nil, borisLimits(nil), []string{"1:a", "2:b"}, 2, false},
+		{"crlf shown without \\r", "crlf.txt", nil, borisLimits(nil), []string{"1:x", "2:y"}, 2, false},
+		{"range", "five.txt", &Range{2, 3}, borisLimits(nil), []string{"2:two", "3:"}, 5, false},
+		{"range to end", "five.txt", &Range{4, -1}, borisLimits(nil), []string{"4:four", "5:five"}, 5, false},
+		{"end clamped", "five.txt", &Range{5, 99}, borisLimits(nil), []string{"5:five"}, 5, false},
+		{"long line cut", "long.txt", nil, borisLimits(nil), []string{"1:" + strings.Repeat("é", 2000) + "/2500", "2:short"}, 2, false},
+		{"max lines", "five.txt", nil, ViewLimits{MaxLines: 2}, []string{"1:one", "2:two"}, 5, true},
+		// The newline-split count: an empty line after the final newline.
+		{"split", "five.txt", nil, ViewLimits{SplitLines: true}, []string{"1:one", "2:two", "3:", "4:four", "5:five", "6:"}, 6, false},
+		{"split range names the last empty line", "five.txt", &Range{6, 6}, ViewLimits{SplitLines: true}, []string{"6:"}, 6, false},
+		{"split without final newline", "noeol.txt", nil, ViewLimits{SplitLines: true}, []string{"1:a", "2:b"}, 2, false},
+		{"split empty file", "empty.txt", nil, ViewLimits{SplitLines: true}, []string{"1:"}, 1, false},
+		// MaxChars keeps the line that crosses the limit to one character past it.
+		{"max chars", "five.txt", nil, ViewLimits{SplitLines: true, MaxChars: 9}, []string{"1:one", "2:two", "3:", "4:f/4"}, 6, true},
+		{"max chars cuts a line", "five.txt", nil, ViewLimits{MaxChars: 5}, []string{"1:one", "2:tw/3"}, 5, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := f.svc.View(f.c, tt.path, tt.rng)
+			res, err := f.svc.View(f.c, tt.path, tt.rng, tt.lim)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tt.want == "is empty" {
-				if !strings.Contains(res.Text, "is empty") {
-					t.Fatalf("got %q", res.Text)
-				}
-				return
-			}
-			if res.Text != tt.want {
-				t.Fatalf("got\n%q\nwant\n%q", res.Text, tt.want)
+			if got := shown(res); strings.Join(got, "|") != strings.Join(tt.want, "|") || res.Lines.Total != tt.total || res.Lines.More != tt.more {
+				t.Fatalf("got %q total %d more %v, want %q total %d more %v", got, res.Lines.Total, res.Lines.More, tt.want, tt.total, tt.more)
 			}
 		})
 	}
+	res, err := f.svc.View(f.c, "empty.txt", nil, borisLimits(nil))
+	if err != nil || res.Kind != ViewEmpty || res.Lines.Len() != 0 {
+		t.Fatalf("empty file: %v %+v", err, res)
+	}
 	for _, rng := range []Range{{0, 2}, {3, 2}, {6, 9}, {-1, -1}} {
-		_, err := f.svc.View(f.c, "five.txt", &rng)
+		_, err := f.svc.View(f.c, "five.txt", &rng, borisLimits(&rng))
 		wantCode(t, err, codes.InvalidInput)
+		e, _ := codes.As(err)
+		if fact, ok := e.Fact.(FactRange); !ok || fact.Lines != 5 || fact.Range != rng {
+			t.Fatalf("%v: fact %#v", rng, e.Fact)
+		}
 		if rng.Start == 6 {
 			wantCode(t, err, codes.InvalidInput, "5 lines")
 		}
 	}
+	// The split count has a sixth line; a seventh is past the end.
+	_, err = f.svc.View(f.c, "five.txt", &Range{7, 7}, ViewLimits{SplitLines: true})
+	wantCode(t, err, codes.InvalidInput, "6 lines")
 }
 
 func TestViewManyLines(t *testing.T) {
@@ -172,16 +204,18 @@ func TestViewManyLines(t *testing.T) {
 		fmt.Fprintf(&b, "line %d\n", i)
 	}
 	f.write(t, "big.txt", b.String())
-	res, err := f.svc.View(f.c, "big.txt", nil)
+	res, err := f.svc.View(f.c, "big.txt", nil, borisLimits(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(res.Text, "  2000\tline 2000\n") || strings.Contains(res.Text, "line 2001\n") || !strings.Contains(res.Text, "of 2500") {
-		t.Fatalf("tail of view: %q", res.Text[len(res.Text)-200:])
+	got := shown(res)
+	if len(got) != 2000 || got[1999] != "2000:line 2000" || !res.Lines.More || res.Lines.Total != 2500 {
+		t.Fatalf("%d lines, last %q, more %v, total %d", len(got), got[len(got)-1], res.Lines.More, res.Lines.Total)
 	}
-	res, err = f.svc.View(f.c, "big.txt", &Range{2400, -1})
-	if err != nil || !strings.HasPrefix(res.Text, "  2400\tline 2400\n") || !strings.HasSuffix(res.Text, "  2500\tline 2500\n") {
-		t.Fatalf("range view: %v %q", err, res.Text)
+	rng := &Range{2400, -1}
+	res, err = f.svc.View(f.c, "big.txt", rng, borisLimits(rng))
+	if got := shown(res); err != nil || len(got) != 101 || got[0] != "2400:line 2400" || got[100] != "2500:line 2500" {
+		t.Fatalf("range view: %v %q", err, got)
 	}
 }
 
@@ -198,25 +232,28 @@ func TestViewBinaryImageAndLimits(t *testing.T) {
 	f.write(t, "blob.bin", "abc\x00def")
 	f.write(t, "huge.txt", strings.Repeat("x", 2<<20))
 
-	res, err := f.svc.View(f.c, "pic.dat", nil)
-	if err != nil || res.MIMEType != "image/png" || !bytes.Equal(res.Image, pngBuf.Bytes()) {
+	res, err := f.svc.View(f.c, "pic.dat", nil, borisLimits(nil))
+	if err != nil || res.Kind != ViewImage || res.MIMEType != "image/png" || !bytes.Equal(res.Image, pngBuf.Bytes()) {
 		t.Fatalf("png: %v %q", err, res.MIMEType)
 	}
-	res, err = f.svc.View(f.c, "logo.svg", nil)
+	res, err = f.svc.View(f.c, "logo.svg", nil, borisLimits(nil))
 	if err != nil || res.MIMEType != "image/svg+xml" {
 		t.Fatalf("svg: %v %+v", err, res)
 	}
-	res, err = f.svc.View(f.c, "blob.bin", nil)
-	if err != nil || res.Text != "Binary file (7 B): "+filepath.Join(f.dir, "blob.bin") {
-		t.Fatalf("binary: %v %q", err, res.Text)
+	res, err = f.svc.View(f.c, "blob.bin", nil, borisLimits(nil))
+	if err != nil || res.Kind != ViewBinary || res.Size != 7 || res.Path != filepath.Join(f.dir, "blob.bin") {
+		t.Fatalf("binary: %v %+v", err, res)
 	}
-	_, err = f.svc.View(f.c, "huge.txt", nil)
+	_, err = f.svc.View(f.c, "huge.txt", nil, borisLimits(nil))
 	wantCode(t, err, codes.FileTooLarge, "2.0 MB", "1.0 MB")
-	_, err = f.svc.View(f.c, "missing.txt", nil)
+	_, err = f.svc.View(f.c, "missing.txt", nil, borisLimits(nil))
 	wantCode(t, err, codes.PathNotFound)
 	f.write(t, "Readme.md", "x")
-	_, err = f.svc.View(f.c, "readme.md", nil)
+	_, err = f.svc.View(f.c, "readme.md", nil, borisLimits(nil))
 	wantCode(t, err, codes.PathNotFound, "Readme.md")
+	if e, _ := codes.As(err); e.Fact.(FactMissing).Suggest == "" {
+		t.Fatalf("no suggestion in the fact: %#v", e.Fact)
+	}
 }
 
 func TestViewDirectory(t *testing.T) {
@@ -227,14 +264,34 @@ func TestViewDirectory(t *testing.T) {
 	if err := os.Symlink("src/main.go", filepath.Join(f.dir, "link")); err != nil {
 		t.Fatal(err)
 	}
-	res, err := f.svc.View(f.c, ".", nil)
-	if err != nil {
+	list := func(res *ViewResult) string {
+		var out []string
+		for _, e := range res.Dir.Entries {
+			switch {
+			case e.Symlink:
+				out = append(out, e.Rel+" -> "+e.Target)
+			case e.Dir:
+				out = append(out, e.Rel+"/")
+			default:
+				out = append(out, e.Rel)
+			}
+		}
+		return strings.Join(out, "\n")
+	}
+	res, err := f.svc.View(f.c, ".", nil, borisLimits(nil))
+	if err != nil || res.Kind != ViewDir {
 		t.Fatal(err)
 	}
-	want := strings.Join([]string{".github/", ".github/ci.yml", "README.md", "link -> src/main.go", "src/", "src/main.go", "src/pkg/"}, "\n") + "\n"
-	if _, body, _ := strings.Cut(res.Text, "\n"); body != want {
-		t.Fatalf("listing:\n%s\nwant:\n%s", body, want)
+	want := strings.Join([]string{".github/", ".github/ci.yml", "README.md", "link -> src/main.go", "src/", "src/main.go", "src/pkg/"}, "\n")
+	if got := list(res); got != want {
+		t.Fatalf("listing:\n%s\nwant:\n%s", got, want)
 	}
+	res, err = f.svc.View(f.c, ".", nil, ViewLimits{})
+	if want := strings.Join([]string{"README.md", "link -> src/main.go", "src/", "src/main.go", "src/pkg/"}, "\n"); err != nil || list(res) != want {
+		t.Fatalf("without hidden entries:\n%s", list(res))
+	}
+	_, err = f.svc.View(f.c, ".", &Range{1, 2}, borisLimits(nil))
+	wantCode(t, err, codes.InvalidInput, "directory")
 	if len(f.viewed.m) != 0 {
 		t.Fatal("a directory listing marked files viewed")
 	}
@@ -246,10 +303,10 @@ func TestViewMarksResolvedPath(t *testing.T) {
 	if err := os.Symlink("real.txt", filepath.Join(f.dir, "alias.txt")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.View(f.c, "missing", nil); err == nil || len(f.viewed.m) != 0 {
+	if _, err := f.svc.View(f.c, "missing", nil, borisLimits(nil)); err == nil || len(f.viewed.m) != 0 {
 		t.Fatal("a failed view marked something")
 	}
-	if _, err := f.svc.View(f.c, "alias.txt", nil); err != nil {
+	if _, err := f.svc.View(f.c, "alias.txt", nil, borisLimits(nil)); err != nil {
 		t.Fatal(err)
 	}
 	if !f.viewed.has(real) {
@@ -267,7 +324,7 @@ func TestStrReplace(t *testing.T) {
 
 	_, err := f.svc.StrReplace(f.c, "a.go", "func A", "func AA", false)
 	wantCode(t, err, codes.FileNotViewed, "view")
-	if _, err := f.svc.View(f.c, "a.go", nil); err != nil {
+	if _, err := f.svc.View(f.c, "a.go", nil, borisLimits(nil)); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(p, 0o640); err != nil {
@@ -277,8 +334,8 @@ func TestStrReplace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "     3\tfunc Alpha() {\n") || !strings.Contains(out, "has been edited") {
-		t.Fatalf("snippet: %q", out)
+	if out.Line != 3 || out.Count != 1 || out.Content != f.read(t, "a.go") || !strings.Contains(out.Content, "func Alpha() {\n") || out.Path != p {
+		t.Fatalf("result: %+v", out)
 	}
 	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o640 {
 		t.Fatalf("mode changed to %v", fi.Mode().Perm())
@@ -286,9 +343,16 @@ func TestStrReplace(t *testing.T) {
 
 	_, err = f.svc.StrReplace(f.c, "a.go", "\treturn\n", "\treturn nil\n", false)
 	wantCode(t, err, codes.StrReplaceAmbiguous, "2 times", "lines 4, 8", "replace_all")
+	if e, _ := codes.As(err); fmt.Sprint(e.Fact.(FactAmbiguous).SameLine) != "[]" || e.Fact.(FactAmbiguous).Count != 2 {
+		t.Fatalf("fact %#v", e.Fact) // old_str spans lines: no single line holds it
+	}
+	_, err = f.svc.StrReplace(f.c, "a.go", "\treturn", "\treturn nil", false)
+	if e, _ := codes.As(err); fmt.Sprint(e.Fact.(FactAmbiguous).SameLine) != "[4 8]" {
+		t.Fatalf("fact %#v", e.Fact)
+	}
 	out, err = f.svc.StrReplace(f.c, "a.go", "\treturn\n", "\treturn nil\n", true)
-	if err != nil || !strings.Contains(out, "replaced 2 occurrences") {
-		t.Fatalf("replace_all: %v %q", err, out)
+	if err != nil || out.Count != 2 || out.Line != 4 {
+		t.Fatalf("replace_all: %v %+v", err, out)
 	}
 	if got := f.read(t, "a.go"); strings.Count(got, "return nil") != 2 {
 		t.Fatalf("content %q", got)
@@ -296,6 +360,9 @@ func TestStrReplace(t *testing.T) {
 
 	_, err = f.svc.StrReplace(f.c, "a.go", "func  Alpha()  {", "x", false)
 	wantCode(t, err, codes.StrReplaceNotFound, "line 3", "func Alpha() {")
+	if e, _ := codes.As(err); !strings.Contains(e.Fact.(FactNoMatch).Near, "line 3") || e.Fact.(FactNoMatch).Old != "func  Alpha()  {" {
+		t.Fatalf("fact %#v", e.Fact)
+	}
 	_, err = f.svc.StrReplace(f.c, "a.go", "absent", "x", true)
 	wantCode(t, err, codes.StrReplaceNotFound)
 	_, err = f.svc.StrReplace(f.c, "a.go", "same", "same", false)
@@ -317,7 +384,7 @@ func TestStrReplace(t *testing.T) {
 func TestStrReplaceKeepsCRLF(t *testing.T) {
 	f := newFixture(t, false)
 	f.write(t, "w.txt", "one\r\ntwo\r\nthree\r\n")
-	if _, err := f.svc.View(f.c, "w.txt", nil); err != nil {
+	if _, err := f.svc.View(f.c, "w.txt", nil, borisLimits(nil)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.svc.StrReplace(f.c, "w.txt", "one\ntwo\n", "1\n2\n2.5\n", false); err != nil {
@@ -326,10 +393,10 @@ func TestStrReplaceKeepsCRLF(t *testing.T) {
 	if got := f.read(t, "w.txt"); got != "1\r\n2\r\n2.5\r\nthree\r\n" {
 		t.Fatalf("got %q", got)
 	}
-	if _, err := f.svc.Insert(f.c, "w.txt", 0, "top\n"); err != nil {
+	if _, err := f.svc.Insert(f.c, "w.txt", 0, "top\nnext"); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.read(t, "w.txt"); got != "top\r\n1\r\n2\r\n2.5\r\nthree\r\n" {
+	if got := f.read(t, "w.txt"); got != "top\r\nnext\r\n1\r\n2\r\n2.5\r\nthree\r\n" {
 		t.Fatalf("after insert %q", got)
 	}
 }
@@ -337,8 +404,8 @@ func TestStrReplaceKeepsCRLF(t *testing.T) {
 func TestCreate(t *testing.T) {
 	f := newFixture(t, true)
 	out, err := f.svc.Create(f.c, "new/dir/file.txt", "hello\n")
-	if err != nil || !strings.HasPrefix(out, "Created ") || !strings.Contains(out, "(6 bytes)") {
-		t.Fatalf("%v %q", err, out)
+	if err != nil || out.Existed || out.Size != 6 || out.Path != filepath.Join(f.dir, "new/dir/file.txt") {
+		t.Fatalf("%v %+v", err, out)
 	}
 	fi, _ := os.Stat(filepath.Join(f.dir, "new/dir/file.txt"))
 	di, _ := os.Stat(filepath.Join(f.dir, "new/dir"))
@@ -346,8 +413,8 @@ func TestCreate(t *testing.T) {
 		t.Fatalf("modes %v %v", fi.Mode(), di.Mode())
 	}
 	// Created by this session: counts as viewed.
-	if out, err := f.svc.Create(f.c, "new/dir/file.txt", "again\n"); err != nil || !strings.HasPrefix(out, "Overwrote") {
-		t.Fatalf("%v %q", err, out)
+	if out, err := f.svc.Create(f.c, "new/dir/file.txt", "again\n"); err != nil || !out.Existed {
+		t.Fatalf("%v %+v", err, out)
 	}
 	p := f.write(t, "existing.sh", "#!/bin/sh\n")
 	if err := os.Chmod(p, 0o755); err != nil {
@@ -355,6 +422,9 @@ func TestCreate(t *testing.T) {
 	}
 	_, err = f.svc.Create(f.c, "existing.sh", "x")
 	wantCode(t, err, codes.FileNotViewed)
+	if e, _ := codes.As(err); e.Fact != (FactOverwriteUnviewed{Path: p}) {
+		t.Fatalf("fact %#v", e.Fact)
+	}
 	f.viewed.see(t, p)
 	if _, err := f.svc.Create(f.c, "existing.sh", "#!/bin/sh\necho hi\n"); err != nil {
 		t.Fatal(err)
@@ -373,31 +443,46 @@ func TestCreate(t *testing.T) {
 	wantCode(t, err, codes.AccessDenied)
 }
 
+// TestInsert: lines are the newline-split of the file (so a file ending in
+// a newline has an empty last line), and the text becomes lines of its own.
 func TestInsert(t *testing.T) {
 	f := newFixture(t, true)
 	f.write(t, "f.txt", "a\nb")
+	f.write(t, "g.txt", "a\nb\n")
 	f.viewed.see(t, filepath.Join(f.dir, "f.txt"))
+	f.viewed.see(t, filepath.Join(f.dir, "g.txt"))
 	tests := []struct {
+		file  string
 		after int
 		text  string
 		want  string
+		lines int
 	}{
-		{0, "top", "top\na\nb"},
-		{1, "mid\n", "top\nmid\na\nb"},
-		{4, "end", "top\nmid\na\nb\nend\n"},
+		{"f.txt", 0, "top", "top\na\nb", 1},
+		{"f.txt", 1, "mid\n", "top\nmid\n\na\nb", 2},
+		{"f.txt", 5, "end", "top\nmid\n\na\nb\nend", 1},
+		{"f.txt", 6, "", "top\nmid\n\na\nb\nend\n", 1},
+		{"g.txt", 2, "c", "a\nb\nc\n", 1},
+		{"g.txt", 4, "d", "a\nb\nc\n\nd", 1},
 	}
 	for _, tt := range tests {
-		if _, err := f.svc.Insert(f.c, "f.txt", tt.after, tt.text); err != nil {
+		res, err := f.svc.Insert(f.c, tt.file, tt.after, tt.text)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if got := f.read(t, "f.txt"); got != tt.want {
-			t.Fatalf("after %d: got %q want %q", tt.after, got, tt.want)
+		if got := f.read(t, tt.file); got != tt.want || res.Content != got || res.After != tt.after || res.Lines != tt.lines {
+			t.Fatalf("%s after %d: got %q %+v, want %q", tt.file, tt.after, got, res, tt.want)
 		}
 	}
 	_, err := f.svc.Insert(f.c, "f.txt", 9, "x")
-	wantCode(t, err, codes.InvalidInput, "has 5 lines")
+	wantCode(t, err, codes.InvalidInput, "has 7 lines")
+	if e, _ := codes.As(err); e.Fact != (FactInsertLine{Path: filepath.Join(f.dir, "f.txt"), Line: 9, Max: 7}) {
+		t.Fatalf("fact %#v", e.Fact)
+	}
 	_, err = f.svc.Insert(f.c, "f.txt", -1, "x")
 	wantCode(t, err, codes.InvalidInput)
+	_, err = f.svc.Insert(f.c, "none.txt", 0, "x")
+	wantCode(t, err, codes.PathNotFound)
 }
 
 func TestDenied(t *testing.T) {
@@ -407,7 +492,7 @@ func TestDenied(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{".env", "harmless", "/etc/passwd", "../../etc/passwd"} {
-		_, err := f.svc.View(f.c, p, nil)
+		_, err := f.svc.View(f.c, p, nil, borisLimits(nil))
 		wantCode(t, err, codes.AccessDenied)
 		_, err = f.svc.Create(f.c, p, "x")
 		wantCode(t, err, codes.AccessDenied)
@@ -500,7 +585,7 @@ func TestSymlinkSwapNeverEscapes(t *testing.T) {
 	})
 	leaks, escapes := 0, 0
 	for i := range 3000 {
-		if res, err := f.svc.View(f.c, "d/secret.txt", nil); err == nil && strings.Contains(res.Text, "OUTSIDE") {
+		if res, err := f.svc.View(f.c, "d/secret.txt", nil, borisLimits(nil)); err == nil && res.Lines.Len() > 0 && strings.Contains(string(res.Lines.buf), "OUTSIDE") {
 			leaks++
 		}
 		_, _ = f.svc.Create(f.c, "d/secret.txt", "inside")
@@ -568,7 +653,7 @@ func TestDiskFull(t *testing.T) {
 func TestFileBecameDirectory(t *testing.T) {
 	f := newFixture(t, true)
 	p := f.write(t, "x", "content\n")
-	if _, err := f.svc.View(f.c, "x", nil); err != nil {
+	if _, err := f.svc.View(f.c, "x", nil, borisLimits(nil)); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(p); err != nil {
@@ -591,7 +676,7 @@ func TestEditRefusesStaleView(t *testing.T) {
 	p := f.write(t, "f.txt", "one\ntwo\n")
 	view := func() {
 		t.Helper()
-		if _, err := f.svc.View(f.c, "f.txt", nil); err != nil {
+		if _, err := f.svc.View(f.c, "f.txt", nil, borisLimits(nil)); err != nil {
 			t.Fatal(err)
 		}
 	}

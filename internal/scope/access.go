@@ -277,6 +277,48 @@ func (p *Policy) WriteAtomic(t Target, data []byte, opts WriteOptions) (err erro
 	return nil
 }
 
+// Remove deletes the target, a file or a symlink (never a directory),
+// relative to a handle on its parent directory whose real location has
+// been checked, so no symlink swap can redirect the removal.
+func (p *Policy) Remove(t Target) error {
+	dir, name := filepath.Dir(t.Resolved), filepath.Base(t.Resolved)
+	r, base, err := p.openRootFor(dir)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	hookResolved(t.Resolved)
+	d, err := r.OpenRoot(relTo(base, dir))
+	if err != nil {
+		return translateRootErr(t, err)
+	}
+	defer d.Close()
+	dh, err := d.Open(".")
+	if err != nil {
+		return err
+	}
+	defer dh.Close()
+	realDir, err := p.verifyOpened(dh, dir)
+	if err != nil {
+		return err
+	}
+	if err := p.Check(filepath.Join(realDir, name)); err != nil {
+		return err
+	}
+	fi, err := d.Lstat(name)
+	if err != nil {
+		return translateRootErr(t, err)
+	}
+	if fi.IsDir() {
+		return &fs.PathError{Op: "remove", Path: t.Path, Err: syscall.EISDIR}
+	}
+	if err := d.Remove(name); err != nil {
+		return err
+	}
+	_ = dh.Sync() // make the removal durable; a failure here loses nothing
+	return nil
+}
+
 // ErrReadOnly is returned for an existing file whose permissions do not let
 // this process write it.
 var ErrReadOnly = errors.New("the file is read-only (its permissions do not allow writing)")

@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -56,6 +57,7 @@ type Session struct {
 	leftovers []*shell.Process            // finished, with processes left in their group
 	tasks     map[string]*task
 	taskSeq   int
+	undo      history
 
 	closeOnce sync.Once
 	closedCh  chan struct{}
@@ -145,9 +147,22 @@ type RunResult struct {
 	RanIn    string
 }
 
-// Run runs a foreground command from the session's directory and updates
-// the directory from where it ended. Cancelling ctx terminates its group.
-func (s *Session) Run(ctx context.Context, script string, timeout time.Duration, onProgress func(string, int64)) (RunResult, error) {
+// Cmd is a foreground command of a session.
+type Cmd struct {
+	// Script is run by the session's shell; a cd in it moves the session.
+	Script string
+	// Argv, instead of Script, is run directly (no shell).
+	Argv []string
+	// Dir is where the command starts; "" is the session's directory.
+	Dir string
+	// Merge and Tail are as in shell.Command.
+	Merge, Tail bool
+}
+
+// Run runs a foreground command and, when it ends in another directory
+// than it started in (a cd), moves the session there. Cancelling ctx
+// terminates its group.
+func (s *Session) Run(ctx context.Context, c Cmd, timeout time.Duration, onProgress func(string, int64)) (RunResult, error) {
 	dir, reset, err := s.startDir()
 	if err != nil {
 		return RunResult{}, err
@@ -156,7 +171,11 @@ func (s *Session) Run(ctx context.Context, script string, timeout time.Duration,
 	if reset != "" {
 		ranIn = dir
 	}
-	p, err := s.start(script, dir, onProgress, nil, func(p *shell.Process) { s.running[p] = struct{}{} })
+	if c.Dir != "" {
+		dir, reset, ranIn = c.Dir, "", ""
+	}
+	sc := shell.Command{Script: c.Script, Argv: c.Argv, Dir: dir, Merge: c.Merge, Tail: c.Tail, OnProgress: onProgress}
+	p, err := s.start(sc, nil, func(p *shell.Process) { s.running[p] = struct{}{} })
 	if err != nil {
 		return RunResult{}, err
 	}
@@ -164,7 +183,7 @@ func (s *Session) Run(ctx context.Context, script string, timeout time.Duration,
 
 	s.mu.Lock()
 	delete(s.running, p)
-	if res.Dir != "" && !res.Canceled && !s.closed {
+	if res.Dir != "" && res.Dir != dir && !res.Canceled && !s.closed {
 		s.cwd = res.Dir
 	}
 	// Children left running by a command that completed normally (a dev
@@ -210,7 +229,7 @@ func isDir(p string) bool {
 // start starts a command and registers it under the session lock, so a
 // concurrent Close either sees it or prevents it. admit, if set, may refuse
 // the start (checked under the same lock).
-func (s *Session) start(script, dir string, onProgress func(string, int64), admit func() error, register func(*shell.Process)) (*shell.Process, error) {
+func (s *Session) start(c shell.Command, admit func() error, register func(*shell.Process)) (*shell.Process, error) {
 	if s.opts.Runner == nil {
 		return nil, codes.Errorf(codes.BashStartFailed, "no shell is available on this server")
 	}
@@ -225,9 +244,14 @@ func (s *Session) start(script, dir string, onProgress func(string, int64), admi
 		}
 	}
 	s.pruneLeftoversLocked()
-	p, err := s.opts.Runner.Start(shell.Command{Script: script, Dir: dir, Sentinel: s.sentinel, OnProgress: onProgress})
+	c.Sentinel = s.sentinel
+	p, err := s.opts.Runner.Start(c)
 	if err != nil {
-		return nil, codes.Errorf(codes.BashStartFailed, "could not start %s: %v", s.opts.Runner.Shell(), err)
+		what := s.opts.Runner.Shell()
+		if len(c.Argv) > 0 {
+			what = c.Argv[0]
+		}
+		return nil, codes.Errorf(codes.BashStartFailed, "could not start %s: %v", what, unwrapStart(err))
 	}
 	register(p)
 	return p, nil
@@ -279,6 +303,46 @@ func (s *Session) Close() {
 	})
 }
 
+// Restart ends every process the session's commands started — commands
+// still running, background tasks, and whatever finished commands left
+// running — and puts the working directory back to the initial one, as a
+// fresh shell would start. Unlike Close, the session stays open. It returns
+// once the processes are gone.
+func (s *Session) Restart() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errClosed()
+	}
+	var owned, borrowed []*shell.Process
+	for p := range s.running {
+		borrowed = append(borrowed, p) // Run closes its own process
+	}
+	owned = append(owned, s.leftovers...)
+	s.leftovers = nil
+	for id, t := range s.tasks {
+		if t.timer != nil {
+			t.timer.Stop()
+		}
+		owned = append(owned, t.proc)
+		delete(s.tasks, id)
+	}
+	s.cwd = s.opts.Workdir
+	s.mu.Unlock()
+
+	for _, p := range append(owned, borrowed...) {
+		p.Terminate()
+	}
+	for _, p := range borrowed {
+		<-p.Terminated()
+	}
+	for _, p := range owned {
+		<-p.Terminated()
+		p.Close()
+	}
+	return nil
+}
+
 // task is a background command.
 type task struct {
 	id       string
@@ -302,7 +366,7 @@ func (s *Session) StartBackground(script string) (TaskInfo, error) {
 		return TaskInfo{}, err
 	}
 	var t *task
-	p, err := s.start(script, dir, nil, s.checkTaskLimitLocked, func(p *shell.Process) {
+	p, err := s.start(shell.Command{Script: script, Dir: dir}, s.checkTaskLimitLocked, func(p *shell.Process) {
 		s.taskSeq++
 		t = &task{id: fmt.Sprintf("task_%d", s.taskSeq), proc: p, started: time.Now()}
 		s.tasks[t.id] = t
@@ -415,6 +479,15 @@ func (s *Session) TaskOutput(id string) (TaskStatus, error) {
 		s.retireLocked(t.proc)
 	}
 	return st, nil
+}
+
+// unwrapStart drops the "start shell:" prefix of a start error.
+func unwrapStart(err error) error {
+	var se *shell.StartError
+	if errors.As(err, &se) {
+		return se.Err
+	}
+	return err
 }
 
 func joinMax(items []string, n int) string {

@@ -39,7 +39,7 @@ func newSession(t *testing.T, opts Options) *Session {
 
 func mustRun(t *testing.T, s *Session, script string) RunResult {
 	t.Helper()
-	res, err := s.Run(context.Background(), script, 10*time.Second, nil)
+	res, err := s.Run(context.Background(), Cmd{Script: script}, 10*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestCloseKillsEverything(t *testing.T) {
 	}
 	fgDone := make(chan RunResult)
 	go func() {
-		r, _ := s.Run(context.Background(), "trap '' TERM; echo $$ > fg.pid; while :; do sleep 0.05; done", time.Minute, nil)
+		r, _ := s.Run(context.Background(), Cmd{Script: "trap '' TERM; echo $$ > fg.pid; while :; do sleep 0.05; done"}, time.Minute, nil)
 		fgDone <- r
 	}()
 	pids := []int{readPid(t, filepath.Join(dir, "bg.pid")), readPid(t, filepath.Join(dir, "left.pid")), readPid(t, filepath.Join(dir, "fg.pid"))}
@@ -215,7 +215,7 @@ func TestCloseKillsEverything(t *testing.T) {
 		}
 	}
 	_ = bg
-	_, err = s.Run(context.Background(), "true", time.Second, nil)
+	_, err = s.Run(context.Background(), Cmd{Script: "true"}, time.Second, nil)
 	wantCode(t, err, codes.SessionClosed)
 	_, err = s.StartBackground("true")
 	wantCode(t, err, codes.SessionClosed)

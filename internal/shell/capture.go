@@ -7,8 +7,12 @@ import (
 	"unicode/utf8"
 )
 
-// MaxOutputChars is how many characters of each stream a result keeps.
-const MaxOutputChars = 30000
+// MaxOutputChars is how many characters of each stream a result keeps
+// from the start; TailChars how many it keeps from the end when asked to.
+const (
+	MaxOutputChars = 30000
+	TailChars      = MaxOutputChars / 2
+)
 
 // maxPwdBytes bounds the directory recorded between the two sentinels.
 const maxPwdBytes = 4096
@@ -24,6 +28,13 @@ type Output struct {
 	Chars int64
 	// Truncated is true when Text holds less than everything.
 	Truncated bool
+	// Tail, when the command asked for it and Text is truncated, is the
+	// end of the stream: at most TailChars characters, never overlapping
+	// Text.
+	Tail string
+	// Lines is the number of lines the stream has (a last line without a
+	// newline counts).
+	Lines int64
 }
 
 // capture is an io.Writer that keeps a bounded view of a stream: its head,
@@ -38,6 +49,13 @@ type capture struct {
 	head    []byte
 	bytes   int64
 	chars   int64
+	lines   int64 // newlines seen
+	last    byte  // the last byte seen
+
+	// tailCap > 0 keeps the last tailCap bytes in tail (a sliding window
+	// that holds up to twice that before it is shifted).
+	tailCap int
+	tail    []byte
 
 	// Sentinel tracking (empty sentinel: no tracking).
 	sentinel  []byte
@@ -64,6 +82,11 @@ func newCapture(limit int, sentinel string) *capture {
 	return c
 }
 
+// keepTail makes the capture keep the end of the stream too.
+func (c *capture) keepTail() {
+	c.tailCap = TailChars*utf8.UTFMax + 2*len(c.sentinel) + maxPwdBytes + 16
+}
+
 // Write never fails and never blocks on the consumer.
 func (c *capture) Write(p []byte) (int, error) {
 	c.mu.Lock()
@@ -75,8 +98,22 @@ func (c *capture) Write(p []byte) (int, error) {
 	if len(c.sentinel) > 0 {
 		c.scan(p)
 	}
+	if c.tailCap > 0 {
+		if len(p) >= c.tailCap {
+			c.tail = append(c.tail[:0], p[len(p)-c.tailCap:]...)
+		} else {
+			if len(c.tail)+len(p) > 2*c.tailCap {
+				c.tail = append(c.tail[:0], c.tail[len(c.tail)-(c.tailCap-len(p)):]...)
+			}
+			c.tail = append(c.tail, p...)
+		}
+	}
 	c.bytes += int64(len(p))
 	c.chars += countChars(p)
+	c.lines += int64(bytes.Count(p, []byte{'\n'}))
+	if len(p) > 0 {
+		c.last = p[len(p)-1]
+	}
 	if c.progress {
 		c.pend = append(c.pend, p...)
 		if over := len(c.pend) - maxProgressBytes; over > 0 {
@@ -211,20 +248,68 @@ func (c *capture) result() (Output, string) {
 		}
 	}
 	head := c.head
-	chars, nbytes := c.chars, c.bytes
+	chars, nbytes, lines := c.chars, c.bytes, c.lines
+	tail, tailFrom := c.tail, c.bytes-int64(len(c.tail))
 	if start >= 0 {
-		// Cut the region out of the head, where it overlaps.
-		hs, he := min(start, int64(len(head))), min(end, int64(len(head)))
-		if hs < he {
-			cut := make([]byte, 0, len(head)-int(he-hs))
-			cut = append(cut, head[:hs]...)
-			cut = append(cut, head[he:]...)
-			head = cut
-		}
+		head = cutOut(head, 0, start, end)
+		tail = cutOut(tail, tailFrom, start, end)
 		chars -= int64(2*len(c.sentinel)) + countChars(c.between)
+		lines -= int64(bytes.Count(c.between, []byte{'\n'}))
 		nbytes -= end - start
 	}
-	return cutChars(head, c.limit, chars, nbytes > int64(len(head))), dir
+	if nbytes > 0 && c.lastVisible(start, end, tailFrom) != '\n' {
+		lines++ // a last line without a newline
+	}
+	out := cutChars(head, c.limit, chars, nbytes > int64(len(head)))
+	out.Lines = lines
+	if out.Truncated && c.tailCap > 0 {
+		out.Tail = lastChars(tail, TailChars, chars-int64(utf8.RuneCountInString(out.Text)))
+	}
+	return out, dir
+}
+
+// cutOut removes the stream region [start, end) from b, a window of the
+// stream that begins at offset from.
+func cutOut(b []byte, from, start, end int64) []byte {
+	s, e := min(max(start-from, 0), int64(len(b))), min(max(end-from, 0), int64(len(b)))
+	if s >= e {
+		return b
+	}
+	cut := make([]byte, 0, len(b)-int(e-s))
+	cut = append(cut, b[:s]...)
+	return append(cut, b[e:]...)
+}
+
+// lastVisible returns the last byte of the stream once the region
+// [start, end) is cut out (start < 0: nothing is), as far as the head or the
+// tail still hold it; a newline when neither does.
+func (c *capture) lastVisible(start, end, tailFrom int64) byte {
+	if start < 0 || end < c.bytes {
+		return c.last
+	}
+	at := start - 1
+	switch {
+	case at < 0:
+		return '\n' // nothing before the region: no line to count
+	case at < int64(len(c.head)):
+		return c.head[at]
+	case at >= tailFrom && at-tailFrom < int64(len(c.tail)):
+		return c.tail[at-tailFrom]
+	}
+	return '\n'
+}
+
+// lastChars returns the last n characters of b, but no more than avail
+// (the characters not already shown from the head), starting on a
+// character boundary.
+func lastChars(b []byte, n int, avail int64) string {
+	n = int(min(int64(n), max(avail, 0)))
+	i := len(b)
+	for k := 0; k < n && i > 0; k++ {
+		_, size := utf8.DecodeLastRune(b[:i])
+		i -= size
+	}
+	return string(b[i:])
 }
 
 // cutChars keeps the first limit characters of head.

@@ -77,6 +77,16 @@ func (r *Runner) Grace() time.Duration { return r.opts.Grace }
 type Command struct {
 	// Script is the user's command line, run by the shell as written.
 	Script string
+	// Argv, when set, is run directly instead of Script: no shell, no
+	// sentinel (the directory cannot change). argv[0] is looked up in the
+	// PATH of the runner's environment unless it contains a slash; a
+	// relative one is taken relative to Dir.
+	Argv []string
+	// Merge sends stderr into the stdout stream (Result.Stdout then holds
+	// both, interleaved as written).
+	Merge bool
+	// Tail keeps the end of each stream too (Output.Tail).
+	Tail bool
 	// Dir is the working directory.
 	Dir string
 	// Sentinel marks where the shell prints its final directory.
@@ -158,20 +168,37 @@ func wrapper(sentinel string) string {
 
 // Start starts c in a new process group.
 func (r *Runner) Start(c Command) (*Process, error) {
-	if r.shell == "" {
-		return nil, &StartError{Err: errors.New("no shell available")}
+	var cmd *exec.Cmd
+	if len(c.Argv) > 0 {
+		path, err := r.lookPath(c.Argv[0], c.Dir)
+		if err != nil {
+			return nil, &StartError{Err: err}
+		}
+		cmd = exec.Command(path, c.Argv[1:]...)
+		cmd.Args[0] = c.Argv[0]
+		c.Sentinel = ""
+	} else {
+		if r.shell == "" {
+			return nil, &StartError{Err: errors.New("no shell available")}
+		}
+		cmd = exec.Command(r.shell, "-c", wrapper(c.Sentinel), filepath.Base(r.shell), c.Script)
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, &StartError{Err: err}
 	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return nil, &StartError{Err: err}
+	pipes, writers := []*os.File{outR}, []*os.File{outW}
+	errW := outW
+	if !c.Merge {
+		var errR *os.File
+		errR, errW, err = os.Pipe()
+		if err != nil {
+			outR.Close()
+			outW.Close()
+			return nil, &StartError{Err: err}
+		}
+		pipes, writers = append(pipes, errR), append(writers, errW)
 	}
-	cmd := exec.Command(r.shell, "-c", wrapper(c.Sentinel), filepath.Base(r.shell), c.Script)
 	cmd.Dir = c.Dir
 	cmd.Env = append(append(make([]string, 0, len(r.env)+1), r.env...), "PWD="+c.Dir)
 	cmd.Stdout, cmd.Stderr = outW, errW
@@ -182,10 +209,14 @@ func (r *Runner) Start(c Command) (*Process, error) {
 		cmd:      cmd,
 		stdout:   newCapture(MaxOutputChars, c.Sentinel),
 		stderr:   newCapture(MaxOutputChars, ""),
-		pipes:    []*os.File{outR, errR},
+		pipes:    pipes,
 		exited:   make(chan struct{}),
 		done:     make(chan struct{}),
 		termDone: make(chan struct{}),
+	}
+	if c.Tail {
+		p.stdout.keepTail()
+		p.stderr.keepTail()
 	}
 	if c.OnProgress != nil {
 		p.stdout.enableProgress()
@@ -203,24 +234,58 @@ func (r *Runner) Start(c Command) (*Process, error) {
 		p.status = children.register(cmd.Process.Pid)
 	}
 	children.startMu.RUnlock()
-	outW.Close()
-	errW.Close()
+	for _, w := range writers {
+		w.Close()
+	}
 	if err != nil {
-		outR.Close()
-		errR.Close()
+		for _, f := range pipes {
+			f.Close()
+		}
 		return nil, &StartError{Err: err}
 	}
 	p.pgid = cmd.Process.Pid
 	p.started = time.Now()
 
-	p.readers.Add(2)
-	go p.read(outR, p.stdout)
-	go p.read(errR, p.stderr)
+	p.readers.Add(len(pipes))
+	go p.read(pipes[0], p.stdout)
+	if len(pipes) > 1 {
+		go p.read(pipes[1], p.stderr)
+	}
 	go p.wait()
 	if c.OnProgress != nil {
 		go p.progress(c.OnProgress)
 	}
 	return p, nil
+}
+
+// lookPath finds a program as execvp would, in the PATH of the runner's
+// environment; a name with a slash is taken as a path, relative to dir.
+func (r *Runner) lookPath(name, dir string) (string, error) {
+	if strings.Contains(name, "/") {
+		if !filepath.IsAbs(name) {
+			name = filepath.Join(dir, name)
+		}
+		return name, nil
+	}
+	pathEnv := ""
+	for _, kv := range r.env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			pathEnv = v
+		}
+	}
+	for _, d := range filepath.SplitList(pathEnv) {
+		if d == "" {
+			d = "."
+		}
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(dir, d)
+		}
+		p := filepath.Join(d, name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: command not found (not in PATH %s)", name, pathEnv)
 }
 
 func (p *Process) read(f *os.File, c *capture) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/boris-mcp/boris/internal/codes"
 	"github.com/boris-mcp/boris/internal/config"
+	"github.com/boris-mcp/boris/internal/dialect"
 	"github.com/boris-mcp/boris/internal/session"
 	"github.com/boris-mcp/boris/internal/shell"
 )
@@ -22,6 +23,16 @@ const MaxTimeoutMs = 600000
 
 type bashArgs struct {
 	Command         string `json:"command" jsonschema:"The shell command to run."`
+	Timeout         Int    `json:"timeout,omitempty" jsonschema:"Timeout in milliseconds (max 600000). The whole process group is terminated when it expires."`
+	RunInBackground Bool   `json:"run_in_background,omitempty" jsonschema:"Start the command in the background and return at once with a task_id; read its output later with task_output."`
+	Description     string `json:"description,omitempty" jsonschema:"A short description of what the command does (optional, for the log of the conversation)."`
+}
+
+// claudeBashArgs is bashArgs with the reference bash tool's restart, which
+// makes command optional.
+type claudeBashArgs struct {
+	Command         string `json:"command,omitempty" jsonschema:"The bash command to run. Required unless the tool is being restarted."`
+	Restart         Bool   `json:"restart,omitempty" jsonschema:"Specifying true will restart this tool: every process your commands left running is ended and the working directory goes back to the initial one. Otherwise, leave this unspecified."`
 	Timeout         Int    `json:"timeout,omitempty" jsonschema:"Timeout in milliseconds (max 600000). The whole process group is terminated when it expires."`
 	RunInBackground Bool   `json:"run_in_background,omitempty" jsonschema:"Start the command in the background and return at once with a task_id; read its output later with task_output."`
 	Description     string `json:"description,omitempty" jsonschema:"A short description of what the command does (optional, for the log of the conversation)."`
@@ -42,34 +53,61 @@ func bashTool(cfg *config.Config) (*def, error) {
 	if cfg.Sandbox {
 		desc += "\n- Commands run in a sandbox: they may write only inside the workspace and the temp directory (" + os.TempDir() + "), some paths are unreadable" + sandboxNetNote(cfg) + ". A refused operation fails with \"Permission denied\" (or \"Operation not permitted\"): that is the sandbox, not a transient error, so do not retry it or try other ways around it; work inside the workspace or the temp directory."
 	}
-	return define("bash", "Run a shell command", desc, false,
-		func(s *jsonschema.Schema) { setDefault(s, "timeout", defMs) },
-		func(ctx context.Context, c *call, in *bashArgs) (*mcp.CallToolResult, error) {
-			if strings.TrimSpace(in.Command) == "" {
-				return nil, codes.Errorf(codes.BashEmptyCommand, "command is empty: give the shell command to run")
-			}
-			if in.RunInBackground {
-				info, err := c.sess.StartBackground(in.Command)
-				if err != nil {
+	tune := func(s *jsonschema.Schema) { setDefault(s, "timeout", defMs) }
+	if !cfg.AnthropicCompat {
+		return define("bash", "Run a shell command", desc, false, tune,
+			func(ctx context.Context, c *call, in *bashArgs) (*mcp.CallToolResult, error) {
+				return runBash(ctx, c, in.Command, int64(in.Timeout), bool(in.RunInBackground), defMs)
+			})
+	}
+	desc += "\n- restart: true ends every process your commands left running (background tasks included) and puts the working directory back to the initial one; command is then not needed."
+	return defineAs[claudeBashArgs, claudeBashArgs]("bash", "Run a shell command", desc, false, tune,
+		func(ctx context.Context, c *call, in *claudeBashArgs) (*mcp.CallToolResult, error) {
+			if in.Restart {
+				if err := c.sess.Restart(); err != nil {
 					return nil, err
 				}
-				return textResult(fmt.Sprintf("task_id: %s\npgid: %d\nThe command is running in the background. Read its output with task_output (task_id %q); stop it with: kill -TERM -%d",
-					info.ID, info.Pgid, info.ID, info.Pgid)), nil
+				return textResult(dialect.ClaudeRestarted), nil
 			}
-			timeoutMs := int64(in.Timeout)
-			if timeoutMs <= 0 {
-				timeoutMs = defMs
+			if strings.TrimSpace(in.Command) == "" {
+				return nil, codes.Errorf(codes.BashEmptyCommand, "no command provided.")
 			}
-			timeoutMs = min(timeoutMs, MaxTimeoutMs)
-			res, err := c.sess.Run(ctx, in.Command, time.Duration(timeoutMs)*time.Millisecond, progressFunc(ctx, c.req))
-			if err != nil {
-				return nil, err
-			}
-			if res.TimedOut && c.deps.Observer != nil {
-				c.deps.Observer.BashTimeout()
-			}
-			return textResult(formatRun(res, timeoutMs)), nil
+			return runBash(ctx, c, in.Command, int64(in.Timeout), bool(in.RunInBackground), defMs)
 		})
+}
+
+// runBash runs a bash tool call: in the background, or in the foreground
+// with its timeout, answering in boris's format.
+func runBash(ctx context.Context, c *call, command string, timeoutMs int64, background bool, defMs int64) (*mcp.CallToolResult, error) {
+	if strings.TrimSpace(command) == "" {
+		return nil, codes.Errorf(codes.BashEmptyCommand, "command is empty: give the shell command to run")
+	}
+	if background {
+		info, err := c.sess.StartBackground(command)
+		if err != nil {
+			return nil, err
+		}
+		return textResult(fmt.Sprintf("task_id: %s\npgid: %d\nThe command is running in the background. Read its output with task_output (task_id %q); stop it with: kill -TERM -%d",
+			info.ID, info.Pgid, info.ID, info.Pgid)), nil
+	}
+	timeoutMs = clampTimeout(timeoutMs, defMs)
+	res, err := c.sess.Run(ctx, session.Cmd{Script: command}, time.Duration(timeoutMs)*time.Millisecond, progressFunc(ctx, c.req))
+	if err != nil {
+		return nil, err
+	}
+	if res.TimedOut && c.deps.Observer != nil {
+		c.deps.Observer.BashTimeout()
+	}
+	return textResult(formatRun(res, timeoutMs)), nil
+}
+
+// clampTimeout applies the default to a missing or non-positive timeout and
+// caps it at MaxTimeoutMs.
+func clampTimeout(ms, defMs int64) int64 {
+	if ms <= 0 {
+		ms = defMs
+	}
+	return min(ms, MaxTimeoutMs)
 }
 
 func sandboxNetNote(cfg *config.Config) string {

@@ -9,45 +9,28 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/boris-mcp/boris/internal/codes"
+	"github.com/boris-mcp/boris/internal/dialect"
 	"github.com/boris-mcp/boris/internal/files"
 )
 
-// The operations below serve both the split tools (view, str_replace,
-// create_file) and the combined str_replace_editor, so the two give the same
-// results by construction.
+// The file tools: boris's split tools (view, str_replace, create_file) and
+// Claude's combined str_replace_editor. Both call the same operations of
+// the files package; each renders the result in its dialect.
 
-func doView(c *call, path string, viewRange []Int) (*mcp.CallToolResult, error) {
-	var rng *files.Range
-	if viewRange != nil {
-		if len(viewRange) != 2 {
-			return nil, codes.Errorf(codes.InvalidInput, "view_range must be two numbers [start, end] (1-based, inclusive; end -1 means the end of the file), got %d", len(viewRange))
-		}
-		rng = &files.Range{Start: int(viewRange[0]), End: int(viewRange[1])}
+// viewRange turns a view_range argument into a range (nil when absent).
+func viewRange(v []Int) (*files.Range, bool) {
+	switch {
+	case v == nil:
+		return nil, true
+	case len(v) != 2:
+		return nil, false
 	}
-	res, err := c.deps.Files.View(c.fctx(), path, rng)
-	if err != nil {
-		return nil, err
-	}
-	if res.Image != nil {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: res.Image, MIMEType: res.MIMEType}}}, nil
-	}
-	return textResult(res.Text), nil
+	return &files.Range{Start: int(v[0]), End: int(v[1])}, true
 }
 
-func doStrReplace(c *call, path, old, new string, all bool) (*mcp.CallToolResult, error) {
-	out, err := c.deps.Files.StrReplace(c.fctx(), path, old, new, all)
-	if err != nil {
-		return nil, err
-	}
-	return textResult(out), nil
-}
-
-func doCreate(c *call, path, content string) (*mcp.CallToolResult, error) {
-	out, err := c.deps.Files.Create(c.fctx(), path, content)
-	if err != nil {
-		return nil, err
-	}
-	return textResult(out), nil
+// imageResult returns an image view as MCP image content.
+func imageResult(res *files.ViewResult) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: res.Image, MIMEType: res.MIMEType}}}
 }
 
 type viewArgs struct {
@@ -60,12 +43,23 @@ var viewDesc = fmt.Sprintf(`View a file or list a directory.
 - Files are shown with line numbers (cat -n format). Without view_range at most the first %d lines are shown; lines over %d characters are cut.
 - Images (PNG, JPEG, GIF, WebP, SVG, …) are returned as images; other binary files are only described.
 - A directory is listed two levels deep (hidden files included; .git and node_modules skipped).
-- Viewing a file is required before editing it with str_replace or overwriting it with create_file.`, files.MaxViewLines, files.MaxLineChars)
+- Viewing a file is required before editing it with str_replace or overwriting it with create_file.`, dialect.MaxViewLines, dialect.MaxLineChars)
 
 func viewTool() (*def, error) {
 	return define("view", "View a file or directory", viewDesc, true, nil,
 		func(_ context.Context, c *call, in *viewArgs) (*mcp.CallToolResult, error) {
-			return doView(c, in.Path, in.ViewRange)
+			rng, ok := viewRange(in.ViewRange)
+			if !ok {
+				return nil, codes.Errorf(codes.InvalidInput, "view_range must be two numbers [start, end] (1-based, inclusive; end -1 means the end of the file), got %d", len(in.ViewRange))
+			}
+			res, err := c.deps.Files.View(c.fctx(), in.Path, rng, dialect.BorisViewLimits(rng))
+			if err != nil {
+				return nil, err
+			}
+			if res.Kind == files.ViewImage {
+				return imageResult(res), nil
+			}
+			return textResult(dialect.BorisView(res, rng)), nil
 		})
 }
 
@@ -86,7 +80,11 @@ const strReplaceDesc = `Replace text in a file.
 func strReplaceTool() (*def, error) {
 	return define("str_replace", "Edit a file", strReplaceDesc, false, nil,
 		func(_ context.Context, c *call, in *strReplaceArgs) (*mcp.CallToolResult, error) {
-			return doStrReplace(c, in.Path, in.OldStr, in.NewStr, bool(in.ReplaceAll))
+			res, err := c.deps.Files.StrReplace(c.fctx(), in.Path, in.OldStr, in.NewStr, bool(in.ReplaceAll))
+			if err != nil {
+				return nil, err
+			}
+			return textResult(dialect.BorisReplace(res, bool(in.ReplaceAll))), nil
 		})
 }
 
@@ -104,74 +102,113 @@ const createDesc = `Create a file, or overwrite one, with the given content.
 func createFileTool() (*def, error) {
 	return define("create_file", "Create or overwrite a file", createDesc, false, nil,
 		func(_ context.Context, c *call, in *createFileArgs) (*mcp.CallToolResult, error) {
-			return doCreate(c, in.Path, in.Content)
+			res, err := c.deps.Files.Create(c.fctx(), in.Path, in.Content)
+			if err != nil {
+				return nil, err
+			}
+			return textResult(dialect.BorisCreate(res)), nil
 		})
 }
 
 // Commands of str_replace_editor.
-var editorCommands = []string{"view", "create", "str_replace", "insert"}
+var editorCommands = []string{"view", "create", "str_replace", "insert", "undo_edit"}
 
 type editorArgs struct {
-	Command    string  `json:"command" jsonschema:"The operation: view, create, str_replace or insert."`
-	Path       string  `json:"path" jsonschema:"Absolute path to the file or directory (relative paths resolve against the session's working directory)."`
-	ViewRange  []Int   `json:"view_range,omitempty" jsonschema:"For view: optional [start, end] line range, 1-based; end -1 means to the end."`
-	OldStr     *string `json:"old_str,omitempty" jsonschema:"For str_replace: the exact text to replace."`
-	NewStr     *string `json:"new_str,omitempty" jsonschema:"For str_replace: the replacement (empty deletes). For insert: the text to insert."`
-	ReplaceAll Bool    `json:"replace_all,omitempty" jsonschema:"For str_replace: replace every occurrence."`
-	FileText   *string `json:"file_text,omitempty" jsonschema:"For create: the content of the file."`
-	InsertLine *Int    `json:"insert_line,omitempty" jsonschema:"For insert: the line after which to insert new_str (0 inserts at the top)."`
+	Command    string  `json:"command" jsonschema:"The command to run: view, create, str_replace, insert or undo_edit."`
+	Path       string  `json:"path" jsonschema:"Absolute path to file or directory, e.g. /repo/file.py or /repo (a relative path resolves against the session's working directory)."`
+	ViewRange  []Int   `json:"view_range,omitempty" jsonschema:"Optional parameter of the view command when path points to a file. If none is given, the full file is shown. If provided, the file will be shown in the indicated line number range, e.g. [11, 12] will show lines 11 and 12. Indexing at 1 to start. Setting [start_line, -1] shows all lines from start_line to the end of the file."`
+	OldStr     *string `json:"old_str,omitempty" jsonschema:"Required parameter of the str_replace command containing the string in path to replace."`
+	NewStr     *string `json:"new_str,omitempty" jsonschema:"Optional parameter of the str_replace command containing the new string (if not given, no string will be added). Required parameter of the insert command containing the string to insert."`
+	ReplaceAll Bool    `json:"replace_all,omitempty" jsonschema:"Optional parameter of the str_replace command: replace every occurrence of old_str instead of requiring it to be unique."`
+	FileText   *string `json:"file_text,omitempty" jsonschema:"Required parameter of the create command, with the content of the file to be created."`
+	InsertLine *Int    `json:"insert_line,omitempty" jsonschema:"Required parameter of the insert command. The new_str will be inserted AFTER the line insert_line of path."`
 }
 
-const editorDesc = `View, create and edit files.
+const editorDesc = `Custom editing tool for viewing, creating and editing files
+* State is persistent across command calls and discussions with the user
+* If path is a file, view displays the result of applying cat -n. If path is a directory, view lists non-hidden files and directories up to 2 levels deep
+* The create command cannot be used if the specified path already exists as a file, unless you have viewed it in this session
+* If a command generates a long output, it will be truncated and marked with <response clipped>
+* The undo_edit command will revert the last edit made to the file at path
 
-- view: show a file with line numbers (optionally a view_range) or list a directory two levels deep; images are returned as images.
-- create: write file_text to path (parents created; overwriting needs a prior view).
-- str_replace: replace old_str, which must occur exactly once (or every occurrence with replace_all), with new_str. The file must have been viewed first.
-- insert: insert new_str after line insert_line (0 = top).
-Edits are atomic, keep permissions and line endings.`
+Notes for using the str_replace command:
+* The old_str parameter should match EXACTLY one or more consecutive lines from the original file. Be mindful of whitespaces!
+* If the old_str parameter is not unique in the file, the replacement will not be performed. Make sure to include enough context in old_str to make it unique, or set replace_all
+* The new_str parameter should contain the edited lines that should replace the old_str
+* A file must have been viewed in this session before it is edited; edits are atomic and keep permissions, tabs and line endings`
+
+// claudeMissing is the reference's error for a parameter a command needs.
+func claudeMissing(param, command string) error {
+	return codes.Errorf(codes.InvalidInput, "%s is required for the %s command", param, command).
+		WithFact(dialect.ClaudeSentence(fmt.Sprintf("Parameter `%s` is required for command: %s", param, command)))
+}
 
 func editorTool() (*def, error) {
-	return define("str_replace_editor", "View, create and edit files", editorDesc, false,
+	d, err := define("str_replace_editor", "View, create and edit files", editorDesc, false,
 		func(s *jsonschema.Schema) { setEnum(s, "command", editorCommands...) },
 		func(_ context.Context, c *call, in *editorArgs) (*mcp.CallToolResult, error) {
-			str := func(p *string) string {
-				if p == nil {
-					return ""
-				}
-				return *p
-			}
-			need := func(ok bool, param, cmd string) error {
-				if ok {
-					return nil
-				}
-				return codes.Errorf(codes.InvalidInput, "%s is required for the %s command", param, cmd)
-			}
+			fc := c.fctx()
 			switch in.Command {
 			case "view":
-				return doView(c, in.Path, in.ViewRange)
-			case "create":
-				if err := need(in.FileText != nil, "file_text", "create"); err != nil {
-					return nil, err
+				rng, ok := viewRange(in.ViewRange)
+				if !ok {
+					return nil, codes.Errorf(codes.InvalidInput, "view_range must be two numbers [start, end], got %d", len(in.ViewRange)).
+						WithFact(dialect.ClaudeSentence("Invalid `view_range`. It should be a list of two integers."))
 				}
-				return doCreate(c, in.Path, *in.FileText)
-			case "str_replace":
-				if err := need(in.OldStr != nil, "old_str", "str_replace"); err != nil {
-					return nil, err
-				}
-				return doStrReplace(c, in.Path, *in.OldStr, str(in.NewStr), bool(in.ReplaceAll))
-			case "insert":
-				if err := need(in.InsertLine != nil, "insert_line", "insert"); err != nil {
-					return nil, err
-				}
-				if err := need(in.NewStr != nil, "new_str", "insert"); err != nil {
-					return nil, err
-				}
-				out, err := c.deps.Files.Insert(c.fctx(), in.Path, int(*in.InsertLine), *in.NewStr)
+				res, err := c.deps.Files.View(fc, in.Path, rng, dialect.ClaudeViewLimits())
 				if err != nil {
 					return nil, err
 				}
-				return textResult(out), nil
+				if res.Kind == files.ViewImage {
+					return imageResult(res), nil
+				}
+				return textResult(dialect.ClaudeView(res)), nil
+			case "create":
+				if in.FileText == nil {
+					return nil, claudeMissing("file_text", "create")
+				}
+				res, err := c.deps.Files.Create(fc, in.Path, *in.FileText)
+				if err != nil {
+					return nil, err
+				}
+				return textResult(dialect.ClaudeCreate(res)), nil
+			case "str_replace":
+				if in.OldStr == nil {
+					return nil, claudeMissing("old_str", "str_replace")
+				}
+				newStr := ""
+				if in.NewStr != nil {
+					newStr = *in.NewStr
+				}
+				res, err := c.deps.Files.StrReplace(fc, in.Path, *in.OldStr, newStr, bool(in.ReplaceAll))
+				if err != nil {
+					return nil, err
+				}
+				return textResult(dialect.ClaudeReplace(res, bool(in.ReplaceAll))), nil
+			case "insert":
+				if in.InsertLine == nil {
+					return nil, claudeMissing("insert_line", "insert")
+				}
+				if in.NewStr == nil {
+					return nil, claudeMissing("new_str", "insert")
+				}
+				res, err := c.deps.Files.Insert(fc, in.Path, int(*in.InsertLine), *in.NewStr)
+				if err != nil {
+					return nil, err
+				}
+				return textResult(dialect.ClaudeInsert(res)), nil
+			case "undo_edit":
+				res, err := c.deps.Files.Undo(fc, in.Path)
+				if err != nil {
+					return nil, err
+				}
+				return textResult(dialect.ClaudeUndo(res)), nil
 			}
-			return nil, codes.Errorf(codes.EditorInvalidCommand, "unknown command %q: valid commands are %s", in.Command, strings.Join(editorCommands, ", "))
+			return nil, codes.Errorf(codes.EditorInvalidCommand, "unknown command %q: valid commands are %s", in.Command, strings.Join(editorCommands, ", ")).
+				WithFact(dialect.ClaudeSentence(fmt.Sprintf("Unrecognized command %s. The allowed commands for the str_replace_editor tool are: %s", in.Command, strings.Join(editorCommands, ", "))))
 		})
+	if d != nil {
+		d.errText = dialect.ClaudeError
+	}
+	return d, err
 }

@@ -78,17 +78,29 @@ type call struct {
 	deps *Deps
 }
 
-func (c *call) fctx() files.Ctx { return files.Ctx{Cwd: c.sess.Cwd(), Viewed: c.sess} }
+// fctx is the session side of a file operation. The edit history is kept
+// where undo_edit is offered (the Claude dialect).
+func (c *call) fctx() files.Ctx {
+	fc := files.Ctx{Cwd: c.sess.Cwd(), Viewed: c.sess}
+	if c.deps.Config.AnthropicCompat {
+		fc.History = c.sess
+	}
+	return fc
+}
 
 // def is one tool: its MCP description and a handler for raw arguments.
 type def struct {
 	tool     *mcp.Tool
 	required []string
 	handle   func(ctx context.Context, c *call, args json.RawMessage) (*mcp.CallToolResult, error)
+	// errText words an operational error in the tool's dialect (nil:
+	// boris's "[CODE] message").
+	errText func(error) string
 }
 
-// NewSet builds the tools enabled by the configuration, in the naming of
-// its mode (default or --anthropic-compat).
+// NewSet builds the tools enabled by the configuration, in the dialect of
+// its mode: boris's own, Claude's (--anthropic-compat) or OpenAI's
+// (--openai-compat).
 func NewSet(deps Deps) (*Set, error) {
 	s := &Set{deps: deps}
 	cfg := deps.Config
@@ -101,6 +113,20 @@ func NewSet(deps Deps) (*Set, error) {
 		return nil
 	}
 	var err error
+	if cfg.OpenAICompat {
+		// OpenAI's coding models read with the shell and edit with
+		// apply_patch; that is their whole tool set.
+		if on(config.ToolBash) {
+			err = errors.Join(err, add(shellTool(cfg)))
+		}
+		if on(config.ToolApplyPatch) {
+			err = errors.Join(err, add(applyPatchTool()))
+		}
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
 	if on(config.ToolBash) {
 		err = errors.Join(err, add(bashTool(cfg)))
 	}
@@ -121,6 +147,9 @@ func NewSet(deps Deps) (*Set, error) {
 		if on(config.ToolCreateFile) {
 			err = errors.Join(err, add(createFileTool()))
 		}
+	}
+	if on(config.ToolApplyPatch) {
+		err = errors.Join(err, add(applyPatchTool()))
 	}
 	if on(config.ToolGrep) {
 		err = errors.Join(err, add(grepTool(cfg.AnthropicCompat)))
@@ -193,6 +222,10 @@ func (s *Set) wrap(d *def, sessions Sessions) mcp.ToolHandler {
 		r, err := d.handle(ctx, &call{sess: sc.Session, req: req, deps: &s.deps}, args)
 		if err != nil {
 			r = errorResult(err)
+			if d.errText != nil {
+				r = textResult(d.errText(err))
+				r.IsError = true
+			}
 		}
 		return s.sessionNotes(r, sc), nil
 	}

@@ -47,7 +47,7 @@ func testDeps(t *testing.T, cfg *config.Config) Deps {
 
 func TestToolSets(t *testing.T) {
 	without := func(names ...string) []string {
-		all := []string{"bash", "task_output", "view", "str_replace", "create_file", "grep", "find"}
+		all := []string{"bash", "task_output", "view", "str_replace", "create_file", "apply_patch", "grep", "find"}
 		return slices.DeleteFunc(all, func(n string) bool { return slices.Contains(names, n) })
 	}
 	tests := []struct {
@@ -58,8 +58,12 @@ func TestToolSets(t *testing.T) {
 		{"default", config.Config{Shell: "/bin/sh"}, without()},
 		{"no shell: the file tools only", config.Config{}, without("bash", "task_output")},
 		{"bash disabled takes task_output along", config.Config{Shell: "/bin/sh", Disabled: map[string]bool{"bash": true}}, without("bash", "task_output")},
-		{"compat", config.Config{Shell: "/bin/sh", AnthropicCompat: true}, []string{"bash", "task_output", "str_replace_editor", "grep", "Glob"}},
-		{"compat without create_file loses the editor", config.Config{Shell: "/bin/sh", AnthropicCompat: true, Disabled: map[string]bool{"create_file": true}}, []string{"bash", "task_output", "grep", "Glob"}},
+		{"apply_patch disabled", config.Config{Shell: "/bin/sh", Disabled: map[string]bool{"apply_patch": true}}, without("apply_patch")},
+		{"compat", config.Config{Shell: "/bin/sh", AnthropicCompat: true}, []string{"bash", "task_output", "str_replace_editor", "apply_patch", "grep", "Glob"}},
+		{"compat without create_file loses the editor", config.Config{Shell: "/bin/sh", AnthropicCompat: true, Disabled: map[string]bool{"create_file": true}}, []string{"bash", "task_output", "apply_patch", "grep", "Glob"}},
+		{"openai", config.Config{Shell: "/bin/sh", OpenAICompat: true}, []string{"shell", "apply_patch"}},
+		{"openai without a shell", config.Config{OpenAICompat: true}, []string{"apply_patch"}},
+		{"openai with apply_patch disabled", config.Config{Shell: "/bin/sh", OpenAICompat: true, Disabled: map[string]bool{"apply_patch": true}}, []string{"shell"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

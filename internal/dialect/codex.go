@@ -1,0 +1,91 @@
+package dialect
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/boris-mcp/boris/internal/files"
+	"github.com/boris-mcp/boris/internal/shell"
+)
+
+// The Codex dialect answers as OpenAI's Codex CLI does: apply_patch with
+// its success summary, shell with the exec output format of
+// codex-rs/core/src/tools/mod.rs (format_exec_output_for_model).
+
+// CodexPatchSummary is apply_patch's success text: the files added, then
+// modified, then deleted, one per line.
+func CodexPatchSummary(r *files.PatchResult) string {
+	var b strings.Builder
+	b.WriteString("Success. Updated the following files:\n")
+	for _, group := range []struct {
+		tag   string
+		paths []string
+	}{{"A", r.Added}, {"M", r.Modified}, {"D", r.Deleted}} {
+		for _, p := range group.paths {
+			b.WriteString(group.tag)
+			b.WriteByte(' ')
+			b.WriteString(p)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// CodexExitTimedOut is the exit code Codex reports for a command that ran
+// out of time.
+const CodexExitTimedOut = 124
+
+// CodexExec renders a finished command as Codex does:
+//
+//	Exit code: 0
+//	Wall time: 0.4 seconds
+//	Total output lines: 1200   (only when the output was cut)
+//	Output:
+//	<stdout and stderr, interleaved as written>
+//
+// A command that timed out has exit code 124 and its output begins with
+// "command timed out after N milliseconds". Output over the limit keeps its
+// head and its tail around a "…N chars truncated…" marker.
+func CodexExec(res shell.Result) string {
+	out := res.Stdout
+	text := out.Text
+	if out.Truncated {
+		head := firstChars(text, shell.TailChars)
+		removed := out.Chars - int64(utf8.RuneCountInString(head)) - int64(utf8.RuneCountInString(out.Tail))
+		text = head + "…" + strconv.FormatInt(removed, 10) + " chars truncated…" + out.Tail
+	}
+	exit := res.ExitCode
+	if res.TimedOut {
+		exit = CodexExitTimedOut
+		text = fmt.Sprintf("command timed out after %d milliseconds\n", res.Duration.Milliseconds()) + text
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Exit code: %d\nWall time: %s seconds\n", exit, wallTime(res.Duration))
+	if out.Truncated {
+		fmt.Fprintf(&b, "Total output lines: %d\n", out.Lines)
+	}
+	b.WriteString("Output:\n")
+	b.WriteString(text)
+	return b.String()
+}
+
+// wallTime formats a duration as Codex does: seconds rounded to a tenth,
+// printed as the shortest decimal (0, 0.4, 12).
+func wallTime(d time.Duration) string {
+	tenths := (d + 50*time.Millisecond) / (100 * time.Millisecond)
+	return strconv.FormatFloat(float64(tenths)/10, 'f', -1, 64)
+}
+
+// firstChars returns the first n characters of s.
+func firstChars(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
+}

@@ -1,0 +1,353 @@
+package patch
+
+import (
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// Apply returns the new content of a file whose current content is content
+// after applying hunks, the hunks of one Update section, in order. Every
+// hunk is located before anything changes, so an error (a *ContextError)
+// means nothing was applied.
+//
+// Lines keep their own line endings unless a hunk replaces them; the lines
+// a hunk writes take the file's preferred ending, that of its first line
+// that has one ("\n" when none has). Every line of the result ends with a
+// line ending, as with the reference, which gives an unterminated last line
+// one.
+func Apply(content string, hunks []Hunk) (string, error) {
+	lines, pref := splitContent(content)
+	texts := make([]string, len(lines))
+	for i, l := range lines {
+		texts[i] = l.text
+	}
+	reps, err := locate(texts, hunks)
+	if err != nil {
+		return "", err
+	}
+
+	var b strings.Builder
+	b.Grow(len(content) + len(content)/8 + 64)
+	cur := 0
+	emit := func(l srcLine) {
+		b.WriteString(l.text)
+		if l.end == "" {
+			b.WriteString(pref)
+		} else {
+			b.WriteString(l.end)
+		}
+	}
+	for _, r := range reps {
+		// Only an insertion can start inside an earlier replacement (one at
+		// the end of the file, before a last empty line that a later hunk
+		// replaced); it then goes right after that replacement.
+		start := max(r.start, cur)
+		for ; cur < start; cur++ {
+			emit(lines[cur])
+		}
+		for _, t := range r.lines {
+			b.WriteString(t)
+			b.WriteString(pref)
+		}
+		cur = max(cur, r.start+r.n)
+	}
+	for ; cur < len(lines); cur++ {
+		emit(lines[cur])
+	}
+	return b.String(), nil
+}
+
+// srcLine is a line of the file being updated: its text, which hunks are
+// matched against, and its ending ("\n", "\r\n", or "" for an unterminated
+// last line).
+type srcLine struct {
+	text, end string
+}
+
+// splitContent splits content into lines and returns the preferred line
+// ending: that of the first terminated line, like rustfmt and Ruff detect
+// it, and "\n" when there is none.
+func splitContent(content string) ([]srcLine, string) {
+	lines := make([]srcLine, 0, strings.Count(content, "\n")+1)
+	pref := ""
+	for content != "" {
+		j := strings.IndexByte(content, '\n')
+		if j < 0 {
+			lines = append(lines, srcLine{text: content})
+			break
+		}
+		l := srcLine{text: content[:j], end: "\n"}
+		if strings.HasSuffix(l.text, "\r") {
+			l.text, l.end = l.text[:len(l.text)-1], "\r\n"
+		}
+		if pref == "" {
+			pref = l.end
+		}
+		lines = append(lines, l)
+		content = content[j+1:]
+	}
+	if pref == "" {
+		pref = "\n"
+	}
+	return lines, pref
+}
+
+// replacement replaces n lines from start with lines.
+type replacement struct {
+	start, n int
+	lines    []string
+}
+
+// locate finds where every hunk applies and returns the replacements in
+// ascending order of start.
+func locate(texts []string, hunks []Hunk) ([]replacement, error) {
+	s := &seeker{lines: texts}
+	reps := make([]replacement, 0, len(hunks))
+	// pos only moves forward: hunks, and the headers within a hunk, are
+	// matched in file order, each after the one before.
+	pos := 0
+	for k, h := range hunks {
+		for _, c := range h.Contexts {
+			i := s.seek([]string{c}, pos, false)
+			if i < 0 {
+				return nil, &ContextError{Hunk: k + 1, Line: h.Line, Header: true, Sought: []string{c}, Closest: closest(texts, []string{c})}
+			}
+			pos = i + 1
+		}
+		if len(h.Old) == 0 {
+			at := pos
+			// The reference appends a pure addition at the end of the file
+			// (before a last empty line) even when it has a header; boris
+			// inserts it right after its last header, where the model
+			// pointed, and keeps the reference's place when it has none or
+			// when "*** End of File" says the end is meant.
+			if len(h.Contexts) == 0 || h.EOF {
+				at = len(texts)
+				if at > 0 && texts[at-1] == "" {
+					at--
+				}
+			}
+			reps = append(reps, replacement{start: at, lines: h.New})
+			continue
+		}
+		old, repl := h.Old, h.New
+		i := s.seek(old, pos, h.EOF)
+		if i < 0 && old[len(old)-1] == "" {
+			// A last "" often stands for the final newline of the file,
+			// which is no line of its own here; retry without it.
+			old = old[:len(old)-1]
+			if len(repl) > 0 && repl[len(repl)-1] == "" {
+				repl = repl[:len(repl)-1]
+			}
+			i = s.seek(old, pos, h.EOF)
+		}
+		if i < 0 {
+			return nil, &ContextError{Hunk: k + 1, Line: h.Line, Sought: slices.Clone(h.Old), Closest: closest(texts, h.Old)}
+		}
+		reps = append(reps, replacement{start: i, n: len(old), lines: repl})
+		pos = i + len(old)
+	}
+	slices.SortStableFunc(reps, func(a, b replacement) int { return a.start - b.start })
+	return reps, nil
+}
+
+// The passes of seek, from strict to lenient.
+const (
+	passExact = iota
+	passTrimEnd
+	passTrim
+	passPunct
+	passCount
+)
+
+// seeker finds sequences of lines in a file with the reference's ladder of
+// ever more lenient comparisons. It caches the file's lines as each pass
+// compares them, so that only the passes a patch needs cost anything.
+type seeker struct {
+	lines []string
+	views [passCount][]string
+}
+
+func (s *seeker) view(pass int) []string {
+	if pass == passExact {
+		return s.lines
+	}
+	if s.views[pass] == nil {
+		v := make([]string, len(s.lines))
+		for i, l := range s.lines {
+			v[i] = passKey(pass, l)
+		}
+		s.views[pass] = v
+	}
+	return s.views[pass]
+}
+
+// passKey is the form of a line that pass compares.
+func passKey(pass int, l string) string {
+	switch pass {
+	case passTrimEnd:
+		return trimRight(l)
+	case passTrim:
+		return strings.TrimSpace(l)
+	case passPunct:
+		return normalisePunct(strings.TrimSpace(l))
+	}
+	return l
+}
+
+// seek returns the index of the first line at or after start where pattern
+// occurs, or -1. A pass scans every position before the next, more lenient
+// one is tried, so that a close match later in the file beats a loose one
+// earlier. With eof the pattern must end at the file's last line.
+func (s *seeker) seek(pattern []string, start int, eof bool) int {
+	if len(pattern) == 0 {
+		return start
+	}
+	n, p := len(s.lines), len(pattern)
+	if p > n {
+		return -1
+	}
+	from, to := start, n-p
+	if eof {
+		// The reference tries only the last position, even when that is
+		// before start; boris also requires it to be at or after start, so
+		// that replacements can never overlap.
+		from = n - p
+		if from < start {
+			return -1
+		}
+	}
+	key := make([]string, p)
+	for pass := range passCount {
+		v := s.view(pass)
+		for j, l := range pattern {
+			key[j] = passKey(pass, l)
+		}
+		if i := scan(v, key, from, to); i >= 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// directScanMax bounds the line comparisons a plain scan may make before
+// scan looks for a rare line of the pattern to anchor on: a long pattern of
+// a repeated line, over a file of that line, would otherwise cost their
+// product.
+const directScanMax = 1 << 16
+
+// scan returns the first i in [from, to] where key occurs in v, or -1.
+func scan(v, key []string, from, to int) int {
+	anchor := 0
+	if (to-from+1)*len(key) > directScanMax {
+		anchor = rarest(v[from:to+len(key)], key)
+		if anchor < 0 {
+			return -1
+		}
+	}
+	a := key[anchor]
+next:
+	for i := from; i <= to; i++ {
+		if v[i+anchor] != a {
+			continue
+		}
+		for j, k := range key {
+			if v[i+j] != k {
+				continue next
+			}
+		}
+		return i
+	}
+	return -1
+}
+
+// rarest returns the index of the line of key that occurs least often in
+// v, or -1 when one does not occur at all and key cannot either.
+func rarest(v, key []string) int {
+	count := make(map[string]int, len(key))
+	for _, k := range key {
+		count[k] = 0
+	}
+	for _, l := range v {
+		if c, ok := count[l]; ok {
+			count[l] = c + 1
+		}
+	}
+	best := 0
+	for j, k := range key {
+		if count[k] < count[key[best]] {
+			best = j
+		}
+	}
+	if count[key[best]] == 0 {
+		return -1
+	}
+	return best
+}
+
+// normalisePunct maps the typographic dashes, quotes and spaces that
+// editors and word processors put into text to their ASCII forms, so that
+// a model that writes ASCII still matches (the reference's last pass).
+func normalisePunct(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return s
+	}
+	return strings.Map(punctASCII, s)
+}
+
+func punctASCII(r rune) rune {
+	switch r {
+	case '\u2010', '\u2011', '\u2012', '\u2013', '\u2014', '\u2015', '\u2212':
+		return '-'
+	case '\u2018', '\u2019', '\u201A', '\u201B':
+		return '\''
+	case '\u201C', '\u201D', '\u201E', '\u201F':
+		return '"'
+	case '\u00A0', '\u2002', '\u2003', '\u2004', '\u2005', '\u2006',
+		'\u2007', '\u2008', '\u2009', '\u200A', '\u202F', '\u205F', '\u3000':
+		return ' '
+	}
+	return r
+}
+
+// looseKey is the form in which lines are compared when looking for the
+// region of a file that resembles what a hunk sought: trimmed, with ASCII
+// punctuation and runs of whitespace collapsed to one space.
+func looseKey(s string) string {
+	s = strings.TrimSpace(s)
+	plain := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x80 || c == '\t' || c == '\r' || c == '\v' || c == '\f' || (c == ' ' && i+1 < len(s) && s[i+1] == ' ') {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for _, r := range s {
+		r = punctASCII(r)
+		if unicode.IsSpace(r) {
+			space = true
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,150 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/boris-mcp/boris/internal/codes"
+	"github.com/boris-mcp/boris/internal/dialect"
+	"github.com/boris-mcp/boris/internal/patch"
+)
+
+// patchOperation is one operation of the OpenAI Responses API's built-in
+// apply_patch tool, which the harness applies.
+type patchOperation struct {
+	Type string `json:"type" jsonschema:"create_file, update_file or delete_file."`
+	Path string `json:"path" jsonschema:"The file's path, relative to the session's working directory (or absolute)."`
+	Diff string `json:"diff,omitempty" jsonschema:"create_file: the file's lines, each prefixed with +. update_file: V4A hunks (@@ lines, then lines prefixed with space, - or +). Not used by delete_file."`
+}
+
+type applyPatchArgs struct {
+	Input     *string         `json:"input,omitempty" jsonschema:"The entire contents of the apply_patch command: the whole patch, from *** Begin Patch to *** End Patch."`
+	Operation *patchOperation `json:"operation,omitempty" jsonschema:"Instead of input: one operation of the Responses API apply_patch tool ({type, path, diff})."`
+}
+
+// Operation types of the Responses API apply_patch tool.
+var patchOperations = []string{"create_file", "update_file", "delete_file"}
+
+const applyPatchDesc = `Use the apply_patch tool to edit files.
+Your patch language is a stripped-down, file-oriented diff format designed to be easy to parse and safe to apply. You can think of it as a high-level envelope:
+
+*** Begin Patch
+[ one or more file sections ]
+*** End Patch
+
+Within that envelope, you get a sequence of file operations.
+You MUST include a header to specify the action you are taking.
+Each operation starts with one of three headers:
+
+*** Add File: <path> - create a new file. Every following line is a + line (the initial contents).
+*** Delete File: <path> - remove an existing file. Nothing follows.
+*** Update File: <path> - patch an existing file in place (optionally with a rename).
+
+May be immediately followed by *** Move to: <new path> if you want to rename the file.
+Then one or more "hunks", each introduced by @@ (optionally followed by a hunk header).
+Within a hunk each line starts with a space (context), - (removed) or + (added).
+
+For context:
+- By default, show 3 lines of code immediately above and 3 lines immediately below each change. If a change is within 3 lines of a previous change, do NOT duplicate the first change's context_after lines in the second change's context_before lines.
+- If 3 lines of context is insufficient to uniquely identify the snippet of code within the file, use the @@ operator to indicate the class or function to which the snippet belongs, e.g. "@@ class BaseClass".
+- If a code block is repeated so many times in a class or function that even a single @@ statement and 3 lines of context cannot identify it, use several @@ statements to jump to the right context, e.g. "@@ class BaseClass" then "@@ 	def method():".
+- "*** End of File" after a hunk's last line anchors the hunk at the end of the file.
+
+Example:
+
+*** Begin Patch
+*** Add File: hello.txt
++Hello world
+*** Update File: src/app.py
+*** Move to: src/main.py
+@@ def greet():
+-print("Hi")
++print("Hello, world!")
+*** Delete File: obsolete.txt
+*** End Patch
+
+It is important to remember:
+- You must include a header with your intended action (Add/Delete/Update).
+- You must prefix new lines with + even when creating a new file.
+- File references are relative to the working directory (absolute paths are accepted too).
+
+The patch applies all or nothing: if any section does not apply, no file is changed and the error says which hunk and shows the closest lines of the file. Harnesses using the Responses API's apply_patch tool can pass one operation ({type, path, diff}) as operation instead of input.`
+
+func applyPatchTool() (*def, error) {
+	return define("apply_patch", "Apply a patch", applyPatchDesc, false,
+		func(s *jsonschema.Schema) {
+			if op := s.Properties["operation"]; op != nil {
+				setEnum(op, "type", patchOperations...)
+			}
+		},
+		func(_ context.Context, c *call, in *applyPatchArgs) (*mcp.CallToolResult, error) {
+			p, err := patchOf(in)
+			if err != nil {
+				return nil, err
+			}
+			res, err := c.deps.Files.ApplyPatch(c.fctx(), p)
+			if err != nil {
+				return nil, err
+			}
+			return textResult(dialect.CodexPatchSummary(res)), nil
+		})
+}
+
+// patchOf turns the arguments into a parsed patch.
+func patchOf(in *applyPatchArgs) (*patch.Patch, error) {
+	switch {
+	case in.Input != nil && in.Operation != nil:
+		return nil, codes.Errorf(codes.InvalidInput, "give either input (a whole patch) or operation (one {type, path, diff}), not both")
+	case in.Input != nil:
+		p, err := patch.Parse(*in.Input)
+		if err != nil {
+			return nil, patchInvalid(err)
+		}
+		return p, nil
+	case in.Operation != nil:
+		return operationPatch(in.Operation)
+	}
+	return nil, codes.Errorf(codes.InvalidInput, "missing the patch: pass input (the whole patch, *** Begin Patch ... *** End Patch) or operation ({type, path, diff})")
+}
+
+// operationPatch makes a one-section patch of a Responses-API operation.
+func operationPatch(op *patchOperation) (*patch.Patch, error) {
+	path := strings.TrimSpace(op.Path)
+	if path == "" {
+		return nil, codes.Errorf(codes.InvalidInput, "operation.path is required")
+	}
+	sec := patch.Section{Path: path, Line: 1}
+	switch op.Type {
+	case "create_file":
+		content, err := patch.ParseAddBody(op.Diff)
+		if err != nil {
+			return nil, patchInvalid(err)
+		}
+		sec.Kind, sec.Contents = patch.Add, content
+	case "update_file":
+		hunks, err := patch.ParseHunks(op.Diff)
+		if err != nil {
+			return nil, patchInvalid(err)
+		}
+		sec.Kind, sec.Hunks = patch.Update, hunks
+	case "delete_file":
+		sec.Kind = patch.Delete
+	default:
+		return nil, codes.Errorf(codes.InvalidInput, "unknown operation.type %q: valid types are %s", op.Type, strings.Join(patchOperations, ", "))
+	}
+	return &patch.Patch{Sections: []patch.Section{sec}}, nil
+}
+
+// patchInvalid words a parse error: where, what was expected there, and
+// that nothing was written.
+func patchInvalid(err error) error {
+	var pe *patch.ParseError
+	if errors.As(err, &pe) {
+		return codes.Errorf(codes.PatchInvalid, "invalid patch at line %d: %s. Nothing was written; fix the patch and send it again", pe.Line, strings.TrimSuffix(pe.Msg, "."))
+	}
+	return codes.Errorf(codes.PatchInvalid, "invalid patch: %v. Nothing was written", err)
+}
