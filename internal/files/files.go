@@ -114,6 +114,11 @@ func (s *Service) locateExisting(c Ctx, path, fix string) (scope.Target, error) 
 		hint := suggest(t.Path)
 		return t, codes.Errorf(codes.PathNotFound, "%s does not exist%s; %s", t.Path, hint, fix).WithFact(FactMissing{Path: t.Path, Suggest: hint})
 	}
+	// Said before anything else (a view it lacks, say): only view works on
+	// a directory.
+	if fi, err := os.Stat(t.Resolved); err == nil && fi.IsDir() {
+		return t, codes.Errorf(codes.InvalidInput, "%s is a directory, not a file", t.Path).WithFact(FactIsDir{Path: t.Path})
+	}
 	return t, nil
 }
 

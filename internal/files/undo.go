@@ -18,8 +18,10 @@ type History interface {
 	Forget(path string)
 	// Last returns the newest edit of the file.
 	Last(path string) (Change, bool)
-	// DropLast removes the newest edit of the file.
-	DropLast(path string)
+	// Undone removes the newest edit of the file, which undo has just
+	// reverted: the file is now as the edit before left it, in the new
+	// version now (so that edit can be undone in turn).
+	Undone(path string, now Stamp)
 }
 
 // Change is one edit of a file: what the file was before it, and what the
@@ -69,6 +71,10 @@ func (s *Service) Undo(c Ctx, path string) (*UndoResult, error) {
 	if c.History != nil {
 		ch, ok = c.History.Last(t.Resolved)
 	}
+	if !ok && !t.Exists {
+		hint := suggest(t.Path)
+		return nil, codes.Errorf(codes.PathNotFound, "%s does not exist%s", t.Path, hint).WithFact(FactMissing{Path: t.Path, Suggest: hint})
+	}
 	if !ok {
 		return nil, codes.Errorf(codes.UndoNoHistory, "%s has no edit of this session to undo (undo steps back through this session's own edits of a file, the most recent first)", t.Path).WithFact(FactNoHistory{Path: t.Path})
 	}
@@ -81,7 +87,7 @@ func (s *Service) Undo(c Ctx, path string) (*UndoResult, error) {
 		if err := s.opts.Policy.Remove(t); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, s.writeError(t, err)
 		}
-		c.History.DropLast(t.Resolved)
+		c.History.Undone(t.Resolved, Stamp{})
 		return &UndoResult{Path: t.Path, Removed: true}, nil
 	}
 	var written fs.FileInfo
@@ -92,10 +98,14 @@ func (s *Service) Undo(c Ctx, path string) (*UndoResult, error) {
 	if err := s.opts.Policy.WriteAtomic(t, ch.Before, scope.WriteOptions{NewFileMode: mode, MkdirParents: true, Written: &written}); err != nil {
 		return nil, s.writeError(t, err)
 	}
-	c.History.DropLast(t.Resolved)
-	if c.Viewed != nil && written != nil {
-		c.Viewed.MarkViewed(t.Resolved, StampOf(written))
+	var now Stamp
+	if written != nil {
+		now = StampOf(written)
+		if c.Viewed != nil {
+			c.Viewed.MarkViewed(t.Resolved, now)
+		}
 	}
+	c.History.Undone(t.Resolved, now)
 	return &UndoResult{Path: t.Path, Content: string(ch.Before)}, nil
 }
 

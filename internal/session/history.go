@@ -67,8 +67,8 @@ func (s *Session) Last(path string) (files.Change, bool) {
 	return steps[len(steps)-1].ch, true
 }
 
-// DropLast implements files.History.
-func (s *Session) DropLast(path string) {
+// Undone implements files.History.
+func (s *Session) Undone(path string, now files.Stamp) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h := &s.undo
@@ -81,7 +81,9 @@ func (s *Session) DropLast(path string) {
 		delete(h.steps, path)
 		return
 	}
-	h.steps[path] = steps[:len(steps)-1]
+	steps = steps[:len(steps)-1]
+	steps[len(steps)-1].ch.After = now
+	h.steps[path] = steps
 }
 
 func (h *history) forget(path string) {
