@@ -106,6 +106,8 @@ func TestInvalid(t *testing.T) {
 		{[]string{"--log-format=xml"}, nil, []string{"text and json"}},
 		{[]string{"--session-idle-timeout=soon"}, nil, []string{"soon"}},
 		{[]string{"--deny-dir=[unclosed"}, nil, []string{"[unclosed"}},
+		{[]string{"--anthropic-compat", "--openai-compat"}, nil, []string{"--anthropic-compat", "--openai-compat", "exclusive"}},
+		{[]string{"--openai-compat"}, map[string]string{"BORIS_ANTHROPIC_COMPAT": "true"}, []string{"--anthropic-compat", "--openai-compat"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
