@@ -32,9 +32,11 @@ build:
 run:
 	go run .
 
-## bench: overhead of the bash and view tools, then search against rg/fd
+## bench: overhead of the bash and view tools, apply_patch against
+## str_replace, then search against rg/fd
 bench:
 	go run ./bench/overhead
+	go run ./bench/patch
 	go run ./bench/search
 
 ## fuzz: a short run of every fuzz target (FUZZTIME each, default 30s)
@@ -48,7 +50,8 @@ FUZZ_TARGETS := \
 	./internal/search/ignore:FuzzAgainstGit \
 	./internal/search/match:FuzzSearch \
 	./internal/search/match/dfa:FuzzDFA \
-	./internal/search/printer:FuzzRender
+	./internal/search/printer:FuzzRender \
+	./internal/patch:FuzzPatch
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; fn=$${t##*:}; \

@@ -1,0 +1,229 @@
+// Command patch measures apply_patch against the same edits made with
+// str_replace, through MCP over stdio: a 20-hunk patch of a 5,000-line
+// file, and a 50-file patch (one hunk each). It builds boris from the
+// repository, drives it with the official go-sdk client, and prints the
+// median (p50) and p90 of each way, and their ratio.
+//
+//	go run ./bench/patch [-n 50]
+//
+// Each round restores the files first (outside the timing). The str_replace
+// side is timed twice: with a view of each file before its edits, as
+// boris's default view-before-edit requires, and without (a server started
+// with --require-view-before-edit=false).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const (
+	fileLines = 5000
+	hunks     = 20
+	files     = 50
+)
+
+func main() {
+	n := flag.Int("n", 50, "rounds per measurement")
+	flag.Parse()
+
+	tmp, err := os.MkdirTemp("", "boris-bench-patch")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	bin := filepath.Join(tmp, "boris")
+	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		log.Fatalf("build: %v (run from the repository root)", err)
+	}
+	work := filepath.Join(tmp, "work")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	strict := connect(ctx, bin, work)
+	defer strict.Close()
+	loose := connect(ctx, bin, work, "--require-view-before-edit=false")
+	defer loose.Close()
+
+	// One file, twenty hunks.
+	big := bigFile()
+	bigEdits := bigFileEdits()
+	bigPatch := patchOf(map[string][]edit{"big.go": bigEdits})
+	restoreBig := func() { write(work, "big.go", big) }
+
+	// Fifty files, one hunk each.
+	small := map[string]string{}
+	manyEdits := map[string][]edit{}
+	for i := range files {
+		name := fmt.Sprintf("pkg%02d/file.go", i)
+		small[name] = smallFile(i)
+		manyEdits[name] = []edit{{old: fmt.Sprintf("\treturn %d\n", i), new: fmt.Sprintf("\treturn %d + 1\n", i), ctx: fmt.Sprintf("func F%d() int {\n", i)}}
+	}
+	manyPatch := patchOf(manyEdits)
+	restoreMany := func() {
+		for name, c := range small {
+			write(work, name, c)
+		}
+	}
+
+	fmt.Printf("apply_patch vs str_replace through MCP over stdio, %d rounds each (p50 / p90)\n\n", *n)
+	report("20 hunks, one 5,000-line file", *n, restoreBig,
+		func() { call(ctx, strict, "apply_patch", map[string]any{"input": bigPatch}) },
+		func() {
+			call(ctx, strict, "view", map[string]any{"path": "big.go"})
+			for _, e := range bigEdits {
+				call(ctx, strict, "str_replace", map[string]any{"path": "big.go", "old_str": e.ctx + e.old, "new_str": e.ctx + e.new})
+			}
+		},
+		func() {
+			for _, e := range bigEdits {
+				call(ctx, loose, "str_replace", map[string]any{"path": "big.go", "old_str": e.ctx + e.old, "new_str": e.ctx + e.new})
+			}
+		})
+	names := make([]string, 0, len(manyEdits))
+	for name := range manyEdits {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	report("50 files, one hunk each", *n, restoreMany,
+		func() { call(ctx, strict, "apply_patch", map[string]any{"input": manyPatch}) },
+		func() {
+			for _, name := range names {
+				e := manyEdits[name][0]
+				call(ctx, strict, "view", map[string]any{"path": name})
+				call(ctx, strict, "str_replace", map[string]any{"path": name, "old_str": e.ctx + e.old, "new_str": e.ctx + e.new})
+			}
+		},
+		func() {
+			for _, name := range names {
+				e := manyEdits[name][0]
+				call(ctx, loose, "str_replace", map[string]any{"path": name, "old_str": e.ctx + e.old, "new_str": e.ctx + e.new})
+			}
+		})
+}
+
+func connect(ctx context.Context, bin, work string, args ...string) *mcp.ClientSession {
+	cmd := exec.Command(bin, append([]string{"--transport=stdio", "--workdir=" + work, "--log-level=error"}, args...)...)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return cs
+}
+
+func call(ctx context.Context, cs *mcp.ClientSession, name string, args map[string]any) {
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil || res.IsError {
+		text := ""
+		if res != nil && len(res.Content) > 0 {
+			if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+				text = tc.Text
+			}
+		}
+		log.Fatalf("%s: %v %s", name, err, text)
+	}
+}
+
+// report times each way n times (restoring the files before each round,
+// untimed, and interleaving the ways so the machine's drift hits all).
+func report(what string, n int, restore func(), patch, viewReplace, replace func()) {
+	ways := []struct {
+		name string
+		run  func()
+		d    []time.Duration
+	}{{name: "apply_patch (1 call)", run: patch}, {name: "view + str_replace", run: viewReplace}, {name: "str_replace only", run: replace}}
+	for range n {
+		for i := range ways {
+			restore()
+			start := time.Now()
+			ways[i].run()
+			ways[i].d = append(ways[i].d, time.Since(start))
+		}
+	}
+	fmt.Println(what)
+	p50 := func(d []time.Duration) time.Duration { return pct(d, 50) }
+	base := p50(ways[0].d)
+	for _, w := range ways {
+		fmt.Printf("  %-22s p50 %9s  p90 %9s  %5.1fx apply_patch\n", w.name, p50(w.d).Round(time.Microsecond), pct(w.d, 90).Round(time.Microsecond), float64(p50(w.d))/float64(base))
+	}
+	fmt.Println()
+}
+
+func pct(d []time.Duration, p int) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[(len(s)-1)*p/100]
+}
+
+// edit replaces old (which follows ctx) with new.
+type edit struct{ ctx, old, new string }
+
+func bigFile() string {
+	var b strings.Builder
+	for i := range fileLines / 5 {
+		fmt.Fprintf(&b, "func F%d(x int) int {\n\ty := x * %d\n\treturn y + %d\n}\n\n", i, i, i)
+	}
+	return b.String()
+}
+
+// bigFileEdits spreads the hunks evenly over the file.
+func bigFileEdits() []edit {
+	var out []edit
+	for k := range hunks {
+		i := k * (fileLines / 5 / hunks)
+		out = append(out, edit{ctx: fmt.Sprintf("func F%d(x int) int {\n", i), old: fmt.Sprintf("\ty := x * %d\n", i), new: fmt.Sprintf("\ty := x * %d * 2\n", i)})
+	}
+	return out
+}
+
+func smallFile(i int) string {
+	return fmt.Sprintf("package pkg%02d\n\n// F%d returns a number.\nfunc F%d() int {\n\treturn %d\n}\n", i, i, i, i)
+}
+
+// patchOf writes a V4A patch making the edits, one hunk per edit with the
+// line before it as context.
+func patchOf(edits map[string][]edit) string {
+	names := make([]string, 0, len(edits))
+	for name := range edits {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	b.WriteString("*** Begin Patch\n")
+	for _, name := range names {
+		fmt.Fprintf(&b, "*** Update File: %s\n", name)
+		for _, e := range edits[name] {
+			b.WriteString("@@\n")
+			for _, l := range strings.SplitAfter(strings.TrimSuffix(e.ctx, "\n"), "\n") {
+				b.WriteString(" " + strings.TrimSuffix(l, "\n") + "\n")
+			}
+			b.WriteString("-" + strings.TrimSuffix(e.old, "\n") + "\n")
+			b.WriteString("+" + strings.TrimSuffix(e.new, "\n") + "\n")
+		}
+	}
+	b.WriteString("*** End Patch\n")
+	return b.String()
+}
+
+func write(dir, name, content string) {
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		log.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		log.Fatal(err)
+	}
+}
