@@ -11,11 +11,13 @@ import (
 // hunk is located before anything changes, so an error (a *ContextError)
 // means nothing was applied.
 //
-// Lines keep their own line endings unless a hunk replaces them; the lines
-// a hunk writes take the file's preferred ending, that of its first line
-// that has one ("\n" when none has). Every line of the result ends with a
-// line ending, as with the reference, which gives an unterminated last line
-// one.
+// Lines the hunks do not remove or add stay as they are in the file, a
+// hunk's context lines included: a whitespace- or punctuation-tolerant
+// match never rewrites them (the reference writes them as the patch spelled
+// them, in the preferred ending). The lines a hunk adds take the file's
+// preferred ending, that of its first line that has one ("\n" when none
+// has). Every line of the result ends with a line ending, as with the
+// reference, which gives an unterminated last line one.
 func Apply(content string, hunks []Hunk) (string, error) {
 	lines, pref := splitContent(content)
 	texts := make([]string, len(lines))
@@ -46,9 +48,28 @@ func Apply(content string, hunks []Hunk) (string, error) {
 		for ; cur < start; cur++ {
 			emit(lines[cur])
 		}
-		for _, t := range r.lines {
-			b.WriteString(t)
-			b.WriteString(pref)
+		if r.body == "" {
+			for _, t := range r.lines {
+				b.WriteString(t)
+				b.WriteString(pref)
+			}
+		} else {
+			at, added := r.start, 0
+			for _, op := range []byte(r.body) {
+				switch op {
+				case ' ':
+					emit(lines[at])
+					at++
+				case '-':
+					at++
+				case '+':
+					b.WriteString(r.lines[added])
+					b.WriteString(pref)
+				}
+				if op != '-' {
+					added++
+				}
+			}
 		}
 		cur = max(cur, r.start+r.n)
 	}
@@ -93,10 +114,12 @@ func splitContent(content string) ([]srcLine, string) {
 	return lines, pref
 }
 
-// replacement replaces n lines from start with lines.
+// replacement replaces n lines from start with lines. With body (the
+// hunk's line kinds, see Hunk.Body) the context lines are the file's own.
 type replacement struct {
 	start, n int
 	lines    []string
+	body     string
 }
 
 // locate finds where every hunk applies and returns the replacements in
@@ -131,9 +154,13 @@ func locate(texts []string, hunks []Hunk) ([]replacement, error) {
 			reps = append(reps, replacement{start: at, lines: h.New})
 			continue
 		}
-		old, repl := h.Old, h.New
+		old, repl, body := h.Old, h.New, h.Body
+		if !bodyFits(body, len(old), len(repl)) {
+			body = ""
+		}
 		i := s.seek(old, pos, h.EOF)
 		if i < 0 && old[len(old)-1] == "" {
+			body = "" // the trimmed line has no counterpart in the file
 			// A last "" often stands for the final newline of the file,
 			// which is no line of its own here; retry without it.
 			old = old[:len(old)-1]
@@ -145,11 +172,21 @@ func locate(texts []string, hunks []Hunk) ([]replacement, error) {
 		if i < 0 {
 			return nil, &ContextError{Hunk: k + 1, Line: h.Line, Sought: slices.Clone(h.Old), Closest: closest(texts, h.Old)}
 		}
-		reps = append(reps, replacement{start: i, n: len(old), lines: repl})
+		reps = append(reps, replacement{start: i, n: len(old), lines: repl, body: body})
 		pos = i + len(old)
 	}
 	slices.SortStableFunc(reps, func(a, b replacement) int { return a.start - b.start })
 	return reps, nil
+}
+
+// bodyFits reports whether body describes a hunk of old and new lines.
+func bodyFits(body string, old, new int) bool {
+	if body == "" {
+		return false
+	}
+	o := strings.Count(body, " ") + strings.Count(body, "-")
+	n := strings.Count(body, " ") + strings.Count(body, "+")
+	return o == old && n == new
 }
 
 // The passes of seek, from strict to lenient.

@@ -27,9 +27,11 @@ func TestApply(t *testing.T) {
 		{"exact", "a\nb\nc\n", "@@\n a\n-b\n+B\n", "a\nB\nc\n"},
 		{"first hunk without @@", "a\nb\nc\n", " b\n-c\n+C\n+D\n", "a\nb\nC\nD\n"},
 		{"deletion only", "a\nb\nc\n", "@@\n-b\n", "a\nc\n"},
-		{"trailing whitespace in the file", "foo   \nbar\t\t\nbaz\n", "@@\n foo\n-bar\n+BAR\n", "foo\nBAR\nbaz\n"},
-		{"trailing whitespace in the patch", "foo\nbar\n", "@@\n foo  \n-bar\t\n+BAR\n", "foo  \nBAR\n"},
-		{"indentation differs", "    foo\n\tbar\n", "@@\n foo\n-bar\n+BAR\n", "foo\nBAR\n"},
+		// Context lines stay as the file has them (the reference would write
+		// them as the patch spells them).
+		{"trailing whitespace in the file", "foo   \nbar\t\t\nbaz\n", "@@\n foo\n-bar\n+BAR\n", "foo   \nBAR\nbaz\n"},
+		{"trailing whitespace in the patch", "foo\nbar\n", "@@\n foo  \n-bar\t\n+BAR\n", "foo\nBAR\n"},
+		{"indentation differs", "    foo\n\tbar\n", "@@\n foo\n-bar\n+BAR\n", "    foo\nBAR\n"},
 		{"unicode punctuation in the file", "import asyncio  # local import \u2013 avoids top\u2011level dep\n",
 			"@@\n-import asyncio  # local import - avoids top-level dep\n+import asyncio  # HELLO\n", "import asyncio  # HELLO\n"},
 		{"unicode quotes and spaces", "say \u201chi\u201d\u00a0it\u2019s \u2014 fine\n", "@@\n-say \"hi\" it's - fine\n+ok\n", "ok\n"},
@@ -65,7 +67,7 @@ func TestApply(t *testing.T) {
 
 		{"CRLF file stays CRLF", "a\r\nb\r\nc\r\n", "@@\n a\n-b\n+B\n+B2\n", "a\r\nB\r\nB2\r\nc\r\n"},
 		{"CRLF file without final newline gains CRLF", "a\r\nb", "@@\n-a\n+A\n", "A\r\nb\r\n"},
-		{"mixed endings of untouched lines are kept", "a\r\nb\nc\r\nd\n", "@@\n b\n-c\n+C\n", "a\r\nb\r\nC\r\nd\n"},
+		{"mixed endings of untouched lines are kept", "a\r\nb\nc\r\nd\n", "@@\n b\n-c\n+C\n", "a\r\nb\nC\r\nd\n"},
 		{"the first ending is the preferred one", "a\nb\r\nc\r\n", "@@\n-c\n+C\n", "a\nb\r\nC\n"},
 		{"no final newline gains one", "a\nb", "@@\n-a\n+A\n", "A\nb\n"},
 		{"no final newline on a replaced last line", "a\nb", "@@\n a\n-b\n+B\n", "a\nB\n"},
@@ -329,5 +331,34 @@ func BenchmarkApply20Hunks(b *testing.B) {
 		if _, err := Apply(content, pt.Sections[0].Hunks); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestApplyKeepsContextLines: a hunk located by a tolerant pass leaves its
+// context lines as the file has them — whitespace, punctuation and line
+// ending — and changes only the lines it removes and adds.
+func TestApplyKeepsContextLines(t *testing.T) {
+	tests := []struct {
+		name, file, diff, want string
+	}{
+		{"trailing whitespace", "def f():   \n    x = 1\n", "@@\n def f():\n-    x = 1\n+    x = 2\n", "def f():   \n    x = 2\n"},
+		{"indentation", "\tif a {\n\t\tb()\n\t}\n", "@@\n if a {\n-b()\n+c()\n }\n", "\tif a {\nc()\n\t}\n"},
+		{"typographic punctuation", "say(\u201chi\u201d) \u2013 ok\nx = 1\n", "@@\n say(\"hi\") - ok\n-x = 1\n+x = 2\n", "say(\u201chi\u201d) \u2013 ok\nx = 2\n"},
+		{"mixed endings", "a\r\nb\nc\n", "@@\n b\n-c\n+C\n", "a\r\nb\nC\r\n"},
+		{"hunk without Body is the reference's", "a  \nb\n", "", "a\nB\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var hs []Hunk
+			if tt.diff == "" {
+				hs = []Hunk{{Old: []string{"a", "b"}, New: []string{"a", "B"}}}
+			} else {
+				hs = hunks(t, tt.diff)
+			}
+			got, err := Apply(tt.file, hs)
+			if err != nil || got != tt.want {
+				t.Fatalf("got %q, %v; want %q", got, err, tt.want)
+			}
+		})
 	}
 }

@@ -173,7 +173,7 @@ func TestParse(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
-			if !reflect.DeepEqual(p.Sections, tt.want) {
+			if !reflect.DeepEqual(checkBodies(t, p.Sections), tt.want) {
 				t.Errorf("Parse:\n got %#v\nwant %#v", p.Sections, tt.want)
 			}
 		})
@@ -204,7 +204,7 @@ func TestParseHeredoc(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
-			if !reflect.DeepEqual(p.Sections, want) {
+			if !reflect.DeepEqual(checkBodies(t, p.Sections), want) {
 				t.Errorf("Parse:\n got %#v\nwant %#v", p.Sections, want)
 			}
 		})
@@ -308,7 +308,7 @@ func TestParseHunks(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ParseHunks: %v", err)
 			}
-			if !reflect.DeepEqual(got, tt.want) {
+			if !reflect.DeepEqual(checkBodies(t, []Section{{Hunks: got}})[0].Hunks, tt.want) {
 				t.Errorf("ParseHunks:\n got %#v\nwant %#v", got, tt.want)
 			}
 		})
@@ -372,5 +372,31 @@ func TestParseAddBody(t *testing.T) {
 		if !errors.As(err, &pe) || pe.Line != tt.line || !strings.Contains(pe.Msg, "expected a line starting with '+'") {
 			t.Errorf("ParseAddBody(%q) = %q, %v; want a *ParseError on line %d", tt.in, got, err, tt.line)
 		}
+	}
+}
+
+// checkBodies checks that every hunk's Body describes its Old and New
+// lines, and clears it, so the tables above need not spell it out.
+func checkBodies(t *testing.T, secs []Section) []Section {
+	t.Helper()
+	for i := range secs {
+		for j := range secs[i].Hunks {
+			h := &secs[i].Hunks[j]
+			if !bodyFits(h.Body, len(h.Old), len(h.New)) {
+				t.Fatalf("hunk %d: Body %q does not describe %d old and %d new lines", j+1, h.Body, len(h.Old), len(h.New))
+			}
+			h.Body = ""
+		}
+	}
+	return secs
+}
+
+func TestParseBody(t *testing.T) {
+	hunks, err := ParseHunks("@@\n a\n-b\n+c\n\n+d\n e\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hunks[0].Body != " -+ + " {
+		t.Fatalf("Body %q", hunks[0].Body)
 	}
 }

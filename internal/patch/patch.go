@@ -63,6 +63,11 @@ type Hunk struct {
 	New      []string // context and added lines, in order (without prefix)
 	EOF      bool     // "*** End of File" closed the hunk
 	Line     int      // 1-based line in the patch text where the hunk starts
+	// Body is the kind of each body line in order: ' ' (context, in Old
+	// and New), '-' (Old only) or '+' (New only). Apply uses it to keep
+	// the file's own context lines; a Hunk without it is applied as the
+	// reference does.
+	Body string
 }
 
 const (
@@ -418,15 +423,19 @@ func parseHunk(lines []string, i, end int) (Hunk, int, error) {
 			// line; the reference reads it back as one.
 			h.Old = append(h.Old, "")
 			h.New = append(h.New, "")
+			h.Body += " "
 		} else {
 			switch l[0] {
 			case ' ':
 				h.Old = append(h.Old, l[1:])
 				h.New = append(h.New, l[1:])
+				h.Body += " "
 			case '+':
 				h.New = append(h.New, l[1:])
+				h.Body += "+"
 			case '-':
 				h.Old = append(h.Old, l[1:])
+				h.Body += "-"
 			default:
 				if body > 0 {
 					// The next hunk or section starts here.

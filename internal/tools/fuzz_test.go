@@ -28,7 +28,8 @@ var allCodes = []codes.Code{
 	codes.FileNotViewed, codes.BashEmptyCommand, codes.BashStartFailed, codes.BashTaskLimit,
 	codes.BashTaskNotFound, codes.SessionClosed, codes.StrReplaceNotFound, codes.StrReplaceAmbiguous,
 	codes.GrepInvalidPattern, codes.GrepInvalidOutputMode, codes.GrepInvalidType, codes.FindInvalidPattern,
-	codes.FindInvalidType, codes.EditorInvalidCommand,
+	codes.FindInvalidType, codes.EditorInvalidCommand, codes.FileChangedSinceView, codes.SessionNotFound,
+	codes.PatchInvalid, codes.PatchContextNotFound, codes.UndoNoHistory,
 }
 
 var errorText = regexp.MustCompile(`^\[([A-Z_]+)\] \S`)
@@ -85,10 +86,15 @@ func FuzzToolCalls(f *testing.F) {
 		{2, `{"path":"a.txt","view_range":[9007199254740993,2]}`}, {2, `{"path":"../../etc/passwd"}`},
 		{3, `{"path":"a.txt","old_str":"alpha","new_str":"ALPHA"}`}, {3, `{"path":"crlf.txt","old_str":"x\ny","new_str":"z"}`},
 		{4, `{"path":"new/deep/f.txt","content":"x"}`}, {4, `{"path":"secret.env","content":"y"}`},
-		{5, `{"pattern":"(a{1000}){1000}"}`}, {5, `{"pattern":"a","output_mode":"lines"}`}, {5, `{"pattern":"x","-C":99999999,"head_limit":-1}`},
-		{5, `{"pattern":"[[:alpha:]]+","type":"nope","include":"{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}"}`},
-		{6, `{"pattern":"**/**/**/**/**/*.go"}`}, {6, `{"pattern":"[!"}`}, {6, `{"pattern":"*","type":"socket"}`},
-		{7, `[1,2,3]`}, {7, `"just a string"`}, {7, `null`}, {7, `{}`},
+		{5, "{\"input\":\"*** Begin Patch\\n*** Update File: a.txt\\n@@\\n-alpha\\n+ALPHA\\n*** End Patch\"}"},
+		{5, "{\"input\":\"*** Begin Patch\\n*** Add File: n/x.txt\\n+x\\n*** Delete File: crlf.txt\\n*** Update File: secret.env\\n@@\\n-T\\n*** End Patch\"}"},
+		{5, `{"operation":{"type":"update_file","path":"crlf.txt","diff":"@@\n x\n-y\n+z\n"}}`}, {5, `{"operation":{"type":"create_file","path":"../x","diff":"+a"}}`},
+		{5, `{"input":"<<'EOF'\n*** Begin Patch\n*** Update File: a.txt\n@@ alpha\n@@ beta\n+gamma\n*** End of File\n*** End Patch\nEOF"}`},
+		{6, `{"pattern":"(a{1000}){1000}"}`}, {6, `{"pattern":"a","output_mode":"lines"}`}, {6, `{"pattern":"x","-C":99999999,"head_limit":-1}`},
+		{6, `{"pattern":"[[:alpha:]]+","type":"nope","include":"{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}"}`},
+		{7, `{"pattern":"**/**/**/**/**/*.go"}`}, {7, `{"pattern":"[!"}`}, {7, `{"pattern":"*","type":"socket"}`},
+		{2, `{"command":"undo_edit","path":"a.txt"}`}, {2, `{"command":"insert","path":"crlf.txt","insert_line":3,"new_str":"z"}`},
+		{8, `[1,2,3]`}, {8, `"just a string"`}, {8, `null`}, {8, `{}`},
 	}
 	for _, s := range seeds {
 		f.Add(s.tool, s.args, false)

@@ -1,0 +1,3 @@
+from util.helpers import helper
+
+print(helper())

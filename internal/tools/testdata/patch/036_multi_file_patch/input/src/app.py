@@ -1,0 +1,3 @@
+from old_util import helper
+
+print(helper())

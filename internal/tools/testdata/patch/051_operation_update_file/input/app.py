@@ -1,0 +1,6 @@
+def greet():
+    print("Hi")
+
+
+def main():
+    greet()
