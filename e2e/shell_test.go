@@ -18,7 +18,7 @@ import (
 // work. Each image's HEALTHCHECK must pass too.
 func TestShellDetection(t *testing.T) {
 	requireImages(t)
-	fileTools := []string{"view", "str_replace", "create_file", "grep", "find"}
+	fileTools := []string{"view", "str_replace", "create_file", "apply_patch", "grep", "find"}
 	cases := []struct {
 		name, image string
 		logShell    string // the shell= field of the start-up log line

@@ -152,6 +152,7 @@ func (s *Service) View(c Ctx, path string, rng *Range, lim ViewLimits) (*ViewRes
 		res.Kind = ViewBinary
 	default:
 		res.Kind = ViewText
+		res.Lines.reserve(head, fi.Size(), lim)
 		if err := collectLines(&res.Lines, io.MultiReader(bytes.NewReader(head), f), t.Path, rng, lim); err != nil {
 			return nil, err
 		}
@@ -193,6 +194,22 @@ func (l *Lines) Line(i int) (text []byte, chars int) {
 		from = l.ends[i-1]
 	}
 	return l.buf[from:l.ends[i]], l.full[i]
+}
+
+// reserve sizes the buffers for a view of a file of size bytes whose first
+// bytes are head, so that a small file's lines are collected without
+// growing them.
+func (l *Lines) reserve(head []byte, size int64, lim ViewLimits) {
+	if int64(len(head)) < size {
+		return // a large file: let the buffers grow with what is shown
+	}
+	n := bytes.Count(head, []byte{'\n'}) + 1
+	if lim.MaxLines > 0 {
+		n = min(n, lim.MaxLines)
+	}
+	l.buf = make([]byte, 0, len(head))
+	l.ends = make([]int, 0, n)
+	l.full = make([]int, 0, n)
 }
 
 func (l *Lines) add(text []byte, chars int) {
