@@ -169,53 +169,23 @@ type WriteOptions struct {
 // All of it happens relative to a handle on the parent directory whose real
 // location has been checked, so no symlink swap can redirect the write.
 func (p *Policy) WriteAtomic(t Target, data []byte, opts WriteOptions) (err error) {
-	dir, name := filepath.Dir(t.Resolved), filepath.Base(t.Resolved)
-	r, base, err := p.openRootFor(dir)
+	par, err := p.openParent(t, opts.MkdirParents)
 	if err != nil {
 		return err
 	}
-	defer r.Close()
-	hookResolved(t.Resolved)
-	relDir := relTo(base, dir)
-	if opts.MkdirParents && relDir != "." {
-		if err := r.MkdirAll(relDir, 0o755); err != nil {
-			return translateRootErr(t, err)
-		}
-	}
-	d, err := r.OpenRoot(relDir)
-	if err != nil {
-		return translateRootErr(t, err)
-	}
-	defer d.Close()
-
-	// Check where the directory handle really is, and the name in it.
-	dh, err := d.Open(".")
-	if err != nil {
-		return err
-	}
-	realDir, err := p.verifyOpened(dh, dir)
-	if err != nil {
-		dh.Close()
-		return err
-	}
-	if err := p.Check(filepath.Join(realDir, name)); err != nil {
-		dh.Close()
-		return err
-	}
+	defer par.close()
+	d, dh, name := par.dir, par.handle, par.name
 
 	mode := opts.NewFileMode
 	uid, gid := -1, -1
 	if fi, err := d.Lstat(name); err == nil {
 		switch {
 		case fi.IsDir():
-			dh.Close()
 			return &fs.PathError{Op: "write", Path: t.Path, Err: syscall.EISDIR}
 		case fi.Mode()&fs.ModeSymlink != 0:
 			// It was resolved to a non-symlink a moment ago.
-			dh.Close()
 			return ErrChanged
 		case !fi.Mode().IsRegular():
-			dh.Close()
 			return &fs.PathError{Op: "write", Path: t.Path, Err: errors.New("not a regular file")}
 		}
 		mode = fi.Mode().Perm()
@@ -224,19 +194,16 @@ func (p *Policy) WriteAtomic(t Target, data []byte, opts WriteOptions) (err erro
 			// The rename would replace a file we may not write; refuse
 			// as writing it in place would.
 			if !mayWrite(mode, int(st.Uid), int(st.Gid), currentIdentity()) {
-				dh.Close()
 				return &fs.PathError{Op: "write", Path: t.Path, Err: ErrReadOnly}
 			}
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		dh.Close()
 		return err
 	}
 
 	tmp := tempName(name)
 	f, err := d.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		dh.Close()
 		return err
 	}
 	defer func() {
@@ -244,7 +211,6 @@ func (p *Policy) WriteAtomic(t Target, data []byte, opts WriteOptions) (err erro
 			f.Close()
 			_ = d.Remove(tmp)
 		}
-		dh.Close()
 	}()
 	write := f.Write
 	if testHookWrite != nil {
@@ -277,34 +243,72 @@ func (p *Policy) WriteAtomic(t Target, data []byte, opts WriteOptions) (err erro
 	return nil
 }
 
+// parent is an open handle on a target's parent directory whose real
+// location has been checked, with the target's name in it checked too.
+type parent struct {
+	root   *os.Root // the allowed directory holding it
+	dir    *os.Root // the parent directory
+	handle *os.File // the parent directory itself (to check and sync)
+	name   string
+}
+
+// openParent opens the target's parent directory below its allowed
+// directory (creating it first with mkdirs) and checks where the handle
+// really is, so what happens in it cannot be redirected by a symlink swap.
+func (p *Policy) openParent(t Target, mkdirs bool) (*parent, error) {
+	dir, name := filepath.Dir(t.Resolved), filepath.Base(t.Resolved)
+	r, base, err := p.openRootFor(dir)
+	if err != nil {
+		return nil, err
+	}
+	hookResolved(t.Resolved)
+	par := &parent{root: r, name: name}
+	relDir := relTo(base, dir)
+	if mkdirs && relDir != "." {
+		if err := r.MkdirAll(relDir, 0o755); err != nil {
+			par.close()
+			return nil, translateRootErr(t, err)
+		}
+	}
+	if par.dir, err = r.OpenRoot(relDir); err != nil {
+		par.close()
+		return nil, translateRootErr(t, err)
+	}
+	if par.handle, err = par.dir.Open("."); err != nil {
+		par.close()
+		return nil, err
+	}
+	realDir, err := p.verifyOpened(par.handle, dir)
+	if err == nil {
+		err = p.Check(filepath.Join(realDir, name))
+	}
+	if err != nil {
+		par.close()
+		return nil, err
+	}
+	return par, nil
+}
+
+func (par *parent) close() {
+	if par.handle != nil {
+		par.handle.Close()
+	}
+	if par.dir != nil {
+		par.dir.Close()
+	}
+	par.root.Close()
+}
+
 // Remove deletes the target, a file or a symlink (never a directory),
 // relative to a handle on its parent directory whose real location has
 // been checked, so no symlink swap can redirect the removal.
 func (p *Policy) Remove(t Target) error {
-	dir, name := filepath.Dir(t.Resolved), filepath.Base(t.Resolved)
-	r, base, err := p.openRootFor(dir)
+	par, err := p.openParent(t, false)
 	if err != nil {
 		return err
 	}
-	defer r.Close()
-	hookResolved(t.Resolved)
-	d, err := r.OpenRoot(relTo(base, dir))
-	if err != nil {
-		return translateRootErr(t, err)
-	}
-	defer d.Close()
-	dh, err := d.Open(".")
-	if err != nil {
-		return err
-	}
-	defer dh.Close()
-	realDir, err := p.verifyOpened(dh, dir)
-	if err != nil {
-		return err
-	}
-	if err := p.Check(filepath.Join(realDir, name)); err != nil {
-		return err
-	}
+	defer par.close()
+	d, dh, name := par.dir, par.handle, par.name
 	fi, err := d.Lstat(name)
 	if err != nil {
 		return translateRootErr(t, err)

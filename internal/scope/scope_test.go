@@ -266,6 +266,52 @@ func TestSwapBetweenCheckAndUse(t *testing.T) {
 	if len(entries) != 1 {
 		t.Fatalf("files appeared outside: %v", entries)
 	}
+
+	testHookResolved = swap
+	err = p.Remove(tgt)
+	testHookResolved = nil
+	unswap()
+	if _, serr := os.Stat(filepath.Join(root, "out/f")); serr != nil || err == nil {
+		t.Fatalf("remove through a swapped-in symlink: err %v, outside file: %v", err, serr)
+	}
+}
+
+// TestRemove: a file or a symlink is removed (the link, not its target); a
+// directory, a denied path and a missing one are refused.
+func TestRemove(t *testing.T) {
+	root := tree(t, "w/", "w/file", "w/sub/", "w/.env", "out/")
+	w := filepath.Join(root, "w")
+	if err := os.Symlink("file", filepath.Join(w, "link")); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := New([]string{w}, []string{"**/.env"}, w)
+	at := func(name string) Target {
+		return Target{Path: filepath.Join(w, name), Resolved: filepath.Join(w, name), Exists: true}
+	}
+	if err := p.Remove(at("link")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(w, "link")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("link still there: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(w, "file")); err != nil {
+		t.Fatalf("the link's target went too: %v", err)
+	}
+	if err := p.Remove(at("file")); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Remove(at("sub")); !errors.Is(err, syscall.EISDIR) {
+		t.Fatalf("directory: %v", err)
+	}
+	if err := p.Remove(at(".env")); !IsDenied(err) {
+		t.Fatalf("denied: %v", err)
+	}
+	if err := p.Remove(at("gone")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("missing: %v", err)
+	}
+	if err := p.Remove(Target{Path: filepath.Join(root, "out/x"), Resolved: filepath.Join(root, "out/x")}); !IsDenied(err) {
+		t.Fatalf("outside: %v", err)
+	}
 }
 
 func TestMayWrite(t *testing.T) {
