@@ -2,6 +2,7 @@ package files
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/boris-mcp/boris/internal/codes"
+	"github.com/boris-mcp/boris/internal/patch"
 	"github.com/boris-mcp/boris/internal/scope"
 	"golang.org/x/sys/unix"
 )
@@ -738,5 +740,107 @@ func writeFile(t *testing.T, p, content string) {
 	t.Helper()
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// history is an unbounded files.History for tests.
+type history struct{ steps map[string][]Change }
+
+func (h *history) Record(p string, ch Change) { h.steps[p] = append(h.steps[p], ch) }
+func (h *history) Forget(p string)            { delete(h.steps, p) }
+func (h *history) Last(p string) (Change, bool) {
+	s := h.steps[p]
+	if len(s) == 0 {
+		return Change{}, false
+	}
+	return s[len(s)-1], true
+}
+func (h *history) Undone(p string, now Stamp) {
+	s := h.steps[p][:len(h.steps[p])-1]
+	if len(s) > 0 {
+		s[len(s)-1].After = now
+	}
+	h.steps[p] = s
+}
+
+func mustParse(t *testing.T, text string) *patch.Patch {
+	t.Helper()
+	p, err := patch.Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestApplyPatch: sections apply together, the result names the files as
+// the patch does, and every change is in the history for undo.
+func TestApplyPatch(t *testing.T) {
+	f := newFixture(t, true)
+	f.write(t, "a.txt", "one\ntwo\n")
+	f.write(t, "gone.txt", "bye\n")
+	h := &history{steps: map[string][]Change{}}
+	f.c.History = h
+	res, err := f.svc.ApplyPatch(f.c, mustParse(t, "*** Begin Patch\n*** Update File: a.txt\n*** Move to: b/a.txt\n@@\n one\n-two\n+2\n*** Delete File: gone.txt\n*** Add File: new.txt\n+new\n*** End Patch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(res.Added, res.Modified, res.Deleted) != "[new.txt] [b/a.txt] [gone.txt]" {
+		t.Fatalf("result %+v", res)
+	}
+	if f.read(t, "b/a.txt") != "one\n2\n" || f.read(t, "new.txt") != "new\n" {
+		t.Fatal("not applied")
+	}
+	for _, p := range []string{"a.txt", "gone.txt"} {
+		if _, err := os.Stat(filepath.Join(f.dir, p)); !os.IsNotExist(err) {
+			t.Fatalf("%s still there", p)
+		}
+	}
+	if len(h.steps) != 4 {
+		t.Fatalf("history has %d files, want 4 (a.txt, b/a.txt, gone.txt, new.txt)", len(h.steps))
+	}
+	// Undo puts a moved file back under its old name.
+	for _, p := range []string{"b/a.txt", "a.txt"} {
+		if _, err := f.svc.Undo(f.c, p); err != nil {
+			t.Fatalf("undo %s: %v", p, err)
+		}
+	}
+	if f.read(t, "a.txt") != "one\ntwo\n" {
+		t.Fatal("undo did not restore a.txt")
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "b/a.txt")); !os.IsNotExist(err) {
+		t.Fatal("undo did not remove b/a.txt")
+	}
+}
+
+// TestApplyPatchRollsBack: a write that fails during the commit puts back
+// the files already written, and says so.
+func TestApplyPatchRollsBack(t *testing.T) {
+	f := newFixture(t, true)
+	f.write(t, "a.txt", "one\n")
+	f.write(t, "gone.txt", "bye\n")
+	f.write(t, "b.txt", "b\n")
+	testHookCommit = func(i int) error {
+		if i == 3 {
+			return errors.New("no space left on device")
+		}
+		return nil
+	}
+	t.Cleanup(func() { testHookCommit = func(int) error { return nil } })
+	_, err := f.svc.ApplyPatch(f.c, mustParse(t, "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+1\n*** Add File: fresh.txt\n+x\n*** Delete File: gone.txt\n*** Update File: b.txt\n@@\n-b\n+B\n*** End Patch"))
+	wantCode(t, err, codes.IOError, "the patch was not applied: the 3 files already written were restored")
+	if f.read(t, "a.txt") != "one\n" || f.read(t, "gone.txt") != "bye\n" || f.read(t, "b.txt") != "b\n" {
+		t.Fatal("not restored")
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "fresh.txt")); !os.IsNotExist(err) {
+		t.Fatal("fresh.txt not removed")
+	}
+	testHookCommit = func(int) error { return nil }
+
+	// A path that cannot be created is found before anything is written.
+	f.write(t, "blocker", "a file where the patch wants a directory\n")
+	_, err = f.svc.ApplyPatch(f.c, mustParse(t, "*** Begin Patch\n*** Add File: fresh.txt\n+x\n*** Add File: blocker/inside.txt\n+x\n*** End Patch"))
+	wantCode(t, err, codes.InvalidInput, "blocker is a file")
+	if _, err := os.Stat(filepath.Join(f.dir, "fresh.txt")); !os.IsNotExist(err) {
+		t.Fatal("fresh.txt written")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -117,15 +118,15 @@ type staged struct {
 	wasDir    bool
 	was       []byte
 	wasMode   fs.FileMode
+	wasSize   int64
 	wasStamp  Stamp
 	wasTooBig bool
 	wasBinary bool
 	// will: after the patch.
-	touched   bool
-	exists    bool
-	content   []byte
-	mode      fs.FileMode
-	committed bool
+	touched bool
+	exists  bool
+	content []byte
+	mode    fs.FileMode
 }
 
 // staging is a patch's changes before they are written.
@@ -145,6 +146,11 @@ func (st *staging) locate(path string, removal bool) (scope.Target, error) {
 	if err != nil {
 		return t, err
 	}
+	if !t.Exists {
+		if dir := existingAncestor(t.Resolved); dir != "" {
+			return t, codes.Errorf(codes.InvalidInput, "cannot create %s: %s is a file, not a directory", t.Path, dir)
+		}
+	}
 	if removal {
 		if fi, err := os.Lstat(t.Path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 			return t, codes.Errorf(codes.InvalidInput, "%s is a symbolic link; a patch does not delete or move links (use the shell: rm or mv)", t.Path)
@@ -157,48 +163,70 @@ func (st *staging) locate(path string, removal bool) (scope.Target, error) {
 	return t, nil
 }
 
+// existingAncestor returns the nearest existing ancestor of path when it is
+// not a directory (so path cannot be created), else "".
+func existingAncestor(path string) string {
+	for d := filepath.Dir(path); d != "/" && d != "."; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err == nil {
+			if fi.IsDir() {
+				return ""
+			}
+			return d
+		}
+	}
+	return ""
+}
+
 // get returns the staged file for a located target, loading what it was.
 func (st *staging) get(t scope.Target) (*staged, error) {
 	f := st.files[t.Resolved]
-	if f.loaded {
-		return f, nil
-	}
-	f.loaded = true
-	if t.Exists {
-		h, _, fi, err := st.s.openFile(t)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			if e, ok := codes.As(err); !ok || e.Code != codes.PathNotFound {
-				return nil, err
-			}
+	if !f.loaded {
+		if err := st.load(f, t); err != nil {
+			return nil, err
 		}
-		if err == nil {
-			defer h.Close()
-			f.wasExists = true
-			f.wasStamp = StampOf(fi)
-			f.wasMode = fi.Mode().Perm()
-			switch {
-			case fi.IsDir():
-				f.wasDir = true
-			case !fi.Mode().IsRegular():
-				return nil, codes.Errorf(codes.InvalidInput, "%s is not a regular file", t.Path)
-			case fi.Size() > st.s.opts.MaxFileSize:
-				f.wasTooBig = true
-			default:
-				data, err := io.ReadAll(io.LimitReader(h, st.s.opts.MaxFileSize+1))
-				if err != nil {
-					return nil, codes.Errorf(codes.IOError, "read %s: %v", t.Path, unwrapPathError(err))
-				}
-				if int64(len(data)) > st.s.opts.MaxFileSize {
-					f.wasTooBig = true
-				} else {
-					f.was = data
-					f.wasBinary = bytes.IndexByte(data[:min(len(data), sniffLen)], 0) >= 0
-				}
-			}
-		}
+		f.loaded = true
+		f.exists, f.content, f.mode = f.wasExists && !f.wasDir, f.was, f.wasMode
 	}
-	f.exists, f.content, f.mode = f.wasExists && !f.wasDir, f.was, f.wasMode
 	return f, nil
+}
+
+// load reads what a file is before the patch: absent, a directory, too
+// big to keep, or its content, mode and stamp.
+func (st *staging) load(f *staged, t scope.Target) error {
+	if !t.Exists {
+		return nil
+	}
+	h, _, fi, err := st.s.openFile(t)
+	if e, ok := codes.As(err); ok && e.Code == codes.PathNotFound {
+		return nil // gone since it was located: absent
+	}
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	f.wasExists, f.wasStamp, f.wasMode, f.wasSize = true, StampOf(fi), fi.Mode().Perm(), fi.Size()
+	switch {
+	case fi.IsDir():
+		f.wasDir = true
+		return nil
+	case !fi.Mode().IsRegular():
+		return codes.Errorf(codes.InvalidInput, "%s is not a regular file", t.Path)
+	case fi.Size() > st.s.opts.MaxFileSize:
+		f.wasTooBig = true
+		return nil
+	}
+	data, err := io.ReadAll(io.LimitReader(h, st.s.opts.MaxFileSize+1))
+	if err != nil {
+		return codes.Errorf(codes.IOError, "read %s: %v", t.Path, unwrapPathError(err))
+	}
+	if int64(len(data)) > st.s.opts.MaxFileSize {
+		f.wasTooBig, f.wasSize = true, int64(len(data))
+		return nil
+	}
+	f.was = data
+	f.wasBinary = bytes.IndexByte(data[:min(len(data), sniffLen)], 0) >= 0
+	return nil
 }
 
 func (st *staging) add(t scope.Target, content []byte) error {
@@ -249,7 +277,7 @@ func (st *staging) update(from, to scope.Target, sec patch.Section) error {
 		hint := suggest(from.Path)
 		return codes.Errorf(codes.PathNotFound, "%s does not exist%s; to create it use *** Add File", from.Path, hint).WithFact(FactMissing{Path: from.Path, Suggest: hint})
 	case f.wasTooBig && !f.touched:
-		return st.s.tooLarge(from.Path, int64(len(f.was)))
+		return st.s.tooLarge(from.Path, f.wasSize)
 	case f.wasBinary && !f.touched:
 		return codes.Errorf(codes.InvalidInput, "%s is a binary file; patches change text files only", from.Path)
 	}
@@ -326,7 +354,11 @@ func (st *staging) commit() error {
 		}
 	}
 	for i, f := range todo {
-		if err := st.apply(f); err != nil {
+		err := testHookCommit(i)
+		if err == nil {
+			err = st.apply(f)
+		}
+		if err != nil {
 			restored := st.rollback(todo[:i])
 			return codes.Errorf(codes.IOError, "%s; the patch was not applied%s", strings.TrimSuffix(errText(err), "."), restored)
 		}
@@ -336,6 +368,10 @@ func (st *staging) commit() error {
 	}
 	return nil
 }
+
+// testHookCommit, replaced by a test, can fail the commit of the i-th file
+// (a full disk cannot be made everywhere).
+var testHookCommit = func(int) error { return nil }
 
 // checkUnchanged refuses to commit over a file that changed since it was
 // read (a command wrote it meanwhile).
@@ -357,7 +393,6 @@ func (st *staging) apply(f *staged) error {
 		if err := st.s.opts.Policy.Remove(f.t); err != nil {
 			return st.s.writeError(f.t, err)
 		}
-		f.committed = true
 		return nil
 	}
 	var written fs.FileInfo
@@ -368,7 +403,6 @@ func (st *staging) apply(f *staged) error {
 	if err := st.s.opts.Policy.WriteAtomic(f.t, f.content, scope.WriteOptions{NewFileMode: mode, MkdirParents: true, Written: &written}); err != nil {
 		return st.s.writeError(f.t, err)
 	}
-	f.committed = true
 	if written != nil {
 		f.wasStamp = StampOf(written) // now the stamp of what this patch wrote
 	}
