@@ -130,14 +130,23 @@ func New(deps Deps) *Server {
 // server/discover results.
 func Instructions(cfg *config.Config) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "boris serves coding tools for the working directory %s. Relative paths in every tool resolve against the session's current directory, which cd in bash changes.", cfg.Workdir)
+	mover := "cd in bash"
+	if cfg.OpenAICompat {
+		mover = "a cd inside a bash -lc shell command"
+	}
+	fmt.Fprintf(&b, "boris serves coding tools for the working directory %s. Relative paths in every tool resolve against the session's current directory, which %s changes.", cfg.Workdir, mover)
 	if len(cfg.AllowDirs) > 0 {
 		fmt.Fprintf(&b, " The file tools may only access these directories: %s.", strings.Join(cfg.AllowDirs, ", "))
 	}
 	if len(cfg.DenyPatterns) > 0 {
 		fmt.Fprintf(&b, " These paths are denied to the file tools: %s.", strings.Join(cfg.DenyPatterns, ", "))
 	}
-	if cfg.ToolEnabled(config.ToolView) || cfg.ToolEnabled(config.ToolStrReplace) {
+	switch {
+	case cfg.OpenAICompat:
+		if cfg.ToolEnabled(config.ToolApplyPatch) {
+			b.WriteString(" Edit files with apply_patch.")
+		}
+	case cfg.ToolEnabled(config.ToolView) || cfg.ToolEnabled(config.ToolStrReplace):
 		b.WriteString(" View a file before editing it.")
 	}
 	return b.String()
