@@ -232,7 +232,7 @@ func shellOutput(t *testing.T, text string) (string, string) {
 func TestOpenAICompatThroughMCP(t *testing.T) {
 	for _, a := range agents(t, "--openai-compat") {
 		t.Run(a.name, func(t *testing.T) {
-			if got := toolNames(t, a.cs); !slices.Equal(got, []string{"apply_patch", "shell"}) {
+			if got := toolNames(t, a.cs); !slices.Equal(got, []string{"apply_patch", "exec_command", "shell", "write_stdin"}) {
 				t.Fatalf("tools %v", got)
 			}
 			if err := os.MkdirAll(filepath.Join(a.dir, "sub", "deeper"), 0o755); err != nil {

@@ -75,6 +75,10 @@ func TestSandboxConfinesWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs, logs := startSandboxed(t, l, nil, "--sandbox=on")
+	// The log is read by another goroutine: give it a moment.
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(logs.String(), "sandbox on") && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if !strings.Contains(logs.String(), "sandbox on") {
 		t.Fatalf("no start-up line about the sandbox:\n%s", logs)
 	}

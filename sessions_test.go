@@ -73,7 +73,7 @@ func TestEveryToolInBothEras(t *testing.T) {
 			if err := os.MkdirAll(filepath.Join(a.dir, "sub"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if got := toolNames(t, a.cs); !slices.Equal(got, []string{"apply_patch", "bash", "create_file", "find", "grep", "str_replace", "task_output", "view"}) {
+			if got := toolNames(t, a.cs); !slices.Equal(got, []string{"apply_patch", "bash", "create_file", "find", "grep", "str_replace", "task_input", "task_kill", "task_output", "view"}) {
 				t.Fatalf("tools %v", got)
 			}
 			mustOK(t, a.cs, "bash", map[string]any{"command": "cd sub"})
@@ -93,19 +93,21 @@ func TestEveryToolInBothEras(t *testing.T) {
 				t.Fatalf("find: %q", got)
 			}
 			task := between(mustOK(t, a.cs, "bash", map[string]any{"command": "echo from-bg", "run_in_background": true}), "task_id: ", "\n")
+			// Reads are incremental: the output comes once, in whichever read.
+			var seen strings.Builder
 			deadline := time.Now().Add(10 * time.Second)
 			for {
-				out := mustOK(t, a.cs, "task_output", map[string]any{"task_id": task})
+				out := mustOK(t, a.cs, "task_output", map[string]any{"task_id": task, "wait_ms": 1000})
+				seen.WriteString(out)
 				if strings.HasPrefix(out, "status: completed") {
-					if !strings.Contains(out, "from-bg") {
-						t.Fatalf("task_output: %q", out)
+					if !strings.Contains(seen.String(), "from-bg") {
+						t.Fatalf("task_output: %q", seen.String())
 					}
 					break
 				}
 				if time.Now().After(deadline) {
 					t.Fatalf("task did not finish: %q", out)
 				}
-				time.Sleep(20 * time.Millisecond)
 			}
 		})
 	}

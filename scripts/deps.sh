@@ -9,6 +9,8 @@
 #   busybox-static, bash-static, ca-certificates, tzdata
 #                      the offline stand-ins for the images' base layers and
 #                      the shell-detection e2e test
+#   python3, less      the interactive-command tests drive a Python REPL
+#                      under a terminal and read less's screen
 #   docker-compose     only when neither it nor `docker compose` is there
 #
 # Go tools (staticcheck) and libraries (Helm's and GoReleaser's packages for
@@ -16,7 +18,7 @@
 # by `go` itself through the module proxy.
 set -euo pipefail
 
-packages=(ripgrep fd-find git busybox-static bash-static ca-certificates tzdata chromium)
+packages=(ripgrep fd-find git busybox-static bash-static ca-certificates tzdata chromium python3 less)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

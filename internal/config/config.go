@@ -40,6 +40,8 @@ const (
 const (
 	ToolBash       = "bash"
 	ToolTaskOutput = "task_output"
+	ToolTaskInput  = "task_input"
+	ToolTaskKill   = "task_kill"
 	ToolView       = "view"
 	ToolStrReplace = "str_replace"
 	ToolCreateFile = "create_file"
@@ -49,7 +51,7 @@ const (
 )
 
 // ToolNames lists the valid --disable-tools names in a stable order.
-var ToolNames = []string{ToolBash, ToolTaskOutput, ToolView, ToolStrReplace, ToolCreateFile, ToolApplyPatch, ToolGrep, ToolFind}
+var ToolNames = []string{ToolBash, ToolTaskOutput, ToolTaskInput, ToolTaskKill, ToolView, ToolStrReplace, ToolCreateFile, ToolApplyPatch, ToolGrep, ToolFind}
 
 // toolAliases maps other accepted spellings to default-mode names: the
 // names of the same tools in the compat modes.
@@ -57,6 +59,8 @@ var toolAliases = map[string][]string{
 	"Glob":               {ToolFind},
 	"str_replace_editor": {ToolView, ToolStrReplace, ToolCreateFile},
 	"shell":              {ToolBash},
+	"exec_command":       {ToolTaskInput},
+	"write_stdin":        {ToolTaskInput},
 }
 
 // Config is the resolved, immutable configuration of one boris process.
@@ -123,6 +127,9 @@ type Config struct {
 	// the TCP ports commands may connect to).
 	SandboxNet   string
 	SandboxPorts []uint16
+
+	// TTYCols and TTYRows are the size of the terminal of a tty command.
+	TTYCols, TTYRows int
 }
 
 // Sandbox network modes (Config.SandboxNet).
@@ -137,10 +144,11 @@ func (c *Config) ToolEnabled(name string) bool {
 	if c.Disabled[name] {
 		return false
 	}
-	if name == ToolTaskOutput && c.Disabled[ToolBash] {
+	taskTool := name == ToolTaskOutput || name == ToolTaskInput || name == ToolTaskKill
+	if taskTool && c.Disabled[ToolBash] {
 		return false
 	}
-	if (name == ToolBash || name == ToolTaskOutput) && c.Shell == "" {
+	if (name == ToolBash || taskTool) && c.Shell == "" {
 		return false
 	}
 	return true
@@ -157,7 +165,7 @@ type cli struct {
 	Timeout               int      `help:"Default bash timeout in seconds." default:"120" envvar:"BORIS_TIMEOUT"`
 	AllowDir              []string `help:"Directory the file tools may touch (repeatable)." placeholder:"DIR" envvar:"BORIS_ALLOW_DIRS"`
 	DenyDir               []string `help:"Denied directory or glob such as **/.env (repeatable); deny beats allow." placeholder:"PATTERN" envvar:"BORIS_DENY_DIRS"`
-	DisableTools          []string `help:"Tool names not to register (repeatable): bash, task_output, view, str_replace, create_file, apply_patch, grep, find." placeholder:"TOOL" envvar:"BORIS_DISABLE_TOOLS"`
+	DisableTools          []string `help:"Tool names not to register (repeatable): bash, task_output, task_input, task_kill, view, str_replace, create_file, apply_patch, grep, find." placeholder:"TOOL" envvar:"BORIS_DISABLE_TOOLS"`
 	MaxFileSize           string   `help:"Largest file view reads and create_file/str_replace write (B, KB, MB, GB or bytes)." default:"10MB" envvar:"BORIS_MAX_FILE_SIZE"`
 	RequireViewBeforeEdit string   `help:"Refuse edits of files not viewed in the session: auto, true, false." default:"auto" envvar:"BORIS_REQUIRE_VIEW_BEFORE_EDIT"`
 	BackgroundTaskTimeout int      `help:"Seconds a background task may live (0 = no limit)." default:"0" envvar:"BORIS_BACKGROUND_TASK_TIMEOUT"`
@@ -175,6 +183,7 @@ type cli struct {
 	Sandbox               string   `help:"Run every bash command under a Landlock sandbox (Linux): off or on. On: writes only in the allowed dirs (or workdir), the temp dir and --sandbox-write paths; --deny-dir paths unreadable." default:"off" envvar:"BORIS_SANDBOX"`
 	SandboxWrite          []string `help:"Extra path sandboxed commands may write, e.g. a build cache (repeatable)." placeholder:"PATH" envvar:"BORIS_SANDBOX_WRITE"`
 	SandboxNet            string   `help:"TCP for sandboxed commands: allow, deny, or the ports they may connect to (e.g. 443,80; binds refused)." default:"allow" envvar:"BORIS_SANDBOX_NET"`
+	TTYSize               string   `name:"tty-size" help:"Size of the terminal of a bash command run with tty: true, COLSxROWS." default:"120x40" envvar:"BORIS_TTY_SIZE"`
 	Version               bool     `help:"Print the version and exit."`
 	Healthcheck           bool     `help:"Probe a running server's /health on 127.0.0.1:--port and exit 0 if it is healthy (for container health checks)."`
 
@@ -375,6 +384,9 @@ func (c *cli) resolve(getenv func(string) string) (*Config, error) {
 		fail("invalid --require-view-before-edit %q: valid values are auto, true, false", c.RequireViewBeforeEdit)
 	}
 
+	if _, err := fmt.Sscanf(strings.ToLower(strings.TrimSpace(c.TTYSize)), "%dx%d", &cfg.TTYCols, &cfg.TTYRows); err != nil || cfg.TTYCols < 20 || cfg.TTYRows < 5 || cfg.TTYCols > 1000 || cfg.TTYRows > 500 {
+		fail("invalid --tty-size %q: give COLSxROWS, e.g. 120x40 (20x5 to 1000x500)", c.TTYSize)
+	}
 	cfg.AnthropicCompat, cfg.OpenAICompat = c.AnthropicCompat, c.OpenaiCompat
 	if cfg.AnthropicCompat && cfg.OpenAICompat {
 		fail("--anthropic-compat and --openai-compat are exclusive: each serves one model family's tools; choose one")

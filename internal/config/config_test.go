@@ -91,7 +91,7 @@ func TestInvalid(t *testing.T) {
 	}{
 		{[]string{"--transport=websocket"}, nil, []string{`"websocket"`, `"http"`, `"stdio"`}},
 		{nil, map[string]string{"BORIS_TRANSPORT": "grpc"}, []string{"grpc", "http", "stdio"}},
-		{[]string{"--disable-tools=nonexistent"}, nil, []string{"nonexistent", "bash, task_output, view, str_replace, create_file, apply_patch, grep, find"}},
+		{[]string{"--disable-tools=nonexistent"}, nil, []string{"nonexistent", "bash, task_output, task_input, task_kill, view, str_replace, create_file, apply_patch, grep, find"}},
 		{[]string{"--token=x", "--generate-token"}, nil, []string{"exclusive"}},
 		{[]string{"--max-file-size=10XB"}, nil, []string{"10XB", "MB"}},
 		{[]string{"--max-file-size=-5"}, nil, []string{"-5"}},

@@ -89,3 +89,26 @@ func firstChars(s string, n int) string {
 	}
 	return s
 }
+
+// ApproxTokens is Codex's estimate of a text's tokens: a token per four
+// bytes, rounded up.
+func ApproxTokens(s string) int64 { return (int64(len(s)) + 3) / 4 }
+
+// TruncateTokens keeps text within a budget of tokens (four bytes each) as
+// Codex does: its beginning and its end, on character boundaries, around a
+// "…N tokens truncated…" marker.
+func TruncateTokens(s string, tokens int64) string {
+	budget := int(tokens * 4)
+	if len(s) <= budget {
+		return s
+	}
+	head := budget / 2
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	tail := len(s) - (budget - budget/2)
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return s[:head] + fmt.Sprintf("…%d tokens truncated…", ApproxTokens(s[head:tail])) + s[tail:]
+}

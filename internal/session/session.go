@@ -11,7 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -145,6 +145,9 @@ type RunResult struct {
 	// workdir, or / if that is gone too).
 	CwdReset string
 	RanIn    string
+	// Task is set when the command outlived its Yield and goes on as this
+	// background task; Result then holds the output so far.
+	Task *TaskInfo
 }
 
 // Cmd is a foreground command of a session.
@@ -157,6 +160,10 @@ type Cmd struct {
 	Dir string
 	// Merge and Tail are as in shell.Command.
 	Merge, Tail bool
+	// Yield, when positive, makes a command still running after that long
+	// a background task: Run returns with the output so far and the task
+	// (RunResult.Task); the command keeps its timeout.
+	Yield time.Duration
 }
 
 // Run runs a foreground command and, when it ends in another directory
@@ -175,9 +182,17 @@ func (s *Session) Run(ctx context.Context, c Cmd, timeout time.Duration, onProgr
 		dir, reset, ranIn = c.Dir, "", ""
 	}
 	sc := shell.Command{Script: c.Script, Argv: c.Argv, Dir: dir, Merge: c.Merge, Tail: c.Tail, OnProgress: onProgress}
+	if c.Yield > 0 {
+		sc.Window = TaskWindow // read incrementally once it is a task
+	}
 	p, err := s.start(sc, nil, func(p *shell.Process) { s.running[p] = struct{}{} })
 	if err != nil {
 		return RunResult{}, err
+	}
+	if c.Yield > 0 {
+		if info, ok := s.yield(ctx, p, c, timeout); ok {
+			return RunResult{Result: p.Result(), CwdReset: reset, RanIn: ranIn, Task: &info}, nil
+		}
 	}
 	res := p.Wait(ctx, timeout)
 
@@ -199,6 +214,41 @@ func (s *Session) Run(ctx context.Context, c Cmd, timeout time.Duration, onProgr
 		go func() { <-p.Terminated(); p.Close() }()
 	}
 	return RunResult{Result: res, CwdReset: reset, RanIn: ranIn}, nil
+}
+
+// yield waits for a command up to its Yield and, if it is still running
+// then, makes it a background task with what is left of its timeout. It
+// reports false when the command finished first (or was cancelled), or
+// when the session may not run another task: the caller then waits for it.
+func (s *Session) yield(ctx context.Context, p *shell.Process, c Cmd, timeout time.Duration) (TaskInfo, bool) {
+	start := time.Now()
+	t := time.NewTimer(c.Yield)
+	defer t.Stop()
+	select {
+	case <-p.Done():
+		return TaskInfo{}, false
+	case <-ctx.Done():
+		return TaskInfo{}, false
+	case <-t.C:
+	}
+	if timeout > 0 && time.Since(start) >= timeout {
+		return TaskInfo{}, false
+	}
+	left := time.Duration(0)
+	if timeout > 0 {
+		left = timeout - time.Since(start)
+	}
+	script := c.Script
+	if script == "" {
+		script = strings.Join(c.Argv, " ")
+	}
+	info, err := s.adopt(p, script, left)
+	if err != nil {
+		return TaskInfo{}, false
+	}
+	p.StopProgress()
+	p.TakeNew() // the answer has the output so far; the task's reads go on from here
+	return info, true
 }
 
 // startDir returns the directory to run in: the tracked one, or if it has
@@ -341,144 +391,6 @@ func (s *Session) Restart() error {
 		p.Close()
 	}
 	return nil
-}
-
-// task is a background command.
-type task struct {
-	id       string
-	proc     *shell.Process
-	timer    *time.Timer
-	started  time.Time
-	finished bool // counted out of the running limit
-}
-
-// TaskInfo describes a started background task.
-type TaskInfo struct {
-	ID   string
-	Pgid int
-}
-
-// StartBackground starts a background command. It never changes the
-// session's directory.
-func (s *Session) StartBackground(script string) (TaskInfo, error) {
-	dir, _, err := s.startDir()
-	if err != nil {
-		return TaskInfo{}, err
-	}
-	var t *task
-	p, err := s.start(shell.Command{Script: script, Dir: dir}, s.checkTaskLimitLocked, func(p *shell.Process) {
-		s.taskSeq++
-		t = &task{id: fmt.Sprintf("task_%d", s.taskSeq), proc: p, started: time.Now()}
-		s.tasks[t.id] = t
-	})
-	if err != nil {
-		return TaskInfo{}, err
-	}
-	if s.opts.OnTaskChange != nil {
-		s.opts.OnTaskChange(+1)
-	}
-	if s.opts.TaskTimeout > 0 {
-		t.timer = time.AfterFunc(s.opts.TaskTimeout, p.MarkTimedOut)
-	}
-	go func() {
-		<-p.Done()
-		s.mu.Lock()
-		t.finished = true
-		if t.timer != nil {
-			t.timer.Stop()
-		}
-		s.trimFinishedLocked()
-		s.mu.Unlock()
-		if s.opts.OnTaskChange != nil {
-			s.opts.OnTaskChange(-1)
-		}
-	}()
-	return TaskInfo{ID: t.id, Pgid: p.Pgid()}, nil
-}
-
-// checkTaskLimitLocked returns BASH_TASK_LIMIT when the session already
-// runs the maximum number of background tasks.
-func (s *Session) checkTaskLimitLocked() error {
-	if n := s.runningTasksLocked(); n >= s.opts.MaxTasks {
-		return codes.Errorf(codes.BashTaskLimit, "%d background tasks are already running in this session (the limit is %d); wait for one to finish (task_output) or stop one with kill -TERM -<pgid>", n, s.opts.MaxTasks)
-	}
-	return nil
-}
-
-func (s *Session) runningTasksLocked() int {
-	n := 0
-	for _, t := range s.tasks {
-		if !t.finished {
-			n++
-		}
-	}
-	return n
-}
-
-// trimFinishedLocked drops the oldest finished tasks beyond the retention
-// limit, so unread results cannot pile up without bound.
-func (s *Session) trimFinishedLocked() {
-	var done []*task
-	for _, t := range s.tasks {
-		if t.finished {
-			done = append(done, t)
-		}
-	}
-	if len(done) <= maxFinishedTasks {
-		return
-	}
-	sort.Slice(done, func(i, j int) bool { return done[i].started.Before(done[j].started) })
-	for _, t := range done[:len(done)-maxFinishedTasks] {
-		delete(s.tasks, t.id)
-		s.retireLocked(t.proc)
-	}
-}
-
-// retireLocked keeps a finished process with live leftovers for killing at
-// close, and releases one without.
-func (s *Session) retireLocked(p *shell.Process) {
-	if p.Result().Leftover && shell.GroupAlive(p.Pgid()) {
-		s.leftovers = append(s.leftovers, p)
-		return
-	}
-	p.Close()
-}
-
-// TaskStatus is what task_output reports.
-type TaskStatus struct {
-	ID      string
-	Pgid    int
-	Running bool
-	// KilledByTimeout is set when --background-task-timeout ended it.
-	KilledByTimeout bool
-	Result          shell.Result
-}
-
-// TaskOutput returns a task's status and output so far. A finished task is
-// removed after this read.
-func (s *Session) TaskOutput(id string) (TaskStatus, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, ok := s.tasks[id]
-	if !ok {
-		var ids []string
-		for k := range s.tasks {
-			ids = append(ids, k)
-		}
-		sort.Strings(ids)
-		known := "this session has no background tasks"
-		if len(ids) > 0 {
-			known = "this session's tasks are: " + joinMax(ids, 20)
-		}
-		return TaskStatus{}, codes.Errorf(codes.BashTaskNotFound, "no background task %q in this session (%s); a finished task's output can be read once", id, known)
-	}
-	res := t.proc.Result()
-	st := TaskStatus{ID: id, Pgid: t.proc.Pgid(), Running: t.proc.Running(), Result: res, KilledByTimeout: res.TimedOut}
-	if !st.Running {
-		delete(s.tasks, id)
-		s.retireLocked(t.proc)
-	}
-	return st, nil
 }
 
 // unwrapStart drops the "start shell:" prefix of a start error.

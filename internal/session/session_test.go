@@ -100,7 +100,7 @@ func waitTask(t *testing.T, s *Session, id string) TaskStatus {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		st, err := s.TaskOutput(id)
+		st, err := s.TaskOutput(id, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +122,7 @@ func TestBackgroundTasks(t *testing.T) {
 	if info.Pgid <= 1 || !strings.HasPrefix(info.ID, "task_") {
 		t.Fatalf("info %+v", info)
 	}
-	st, err := s.TaskOutput(info.ID)
+	st, err := s.TaskOutput(info.ID, 0)
 	if err != nil || !st.Running {
 		t.Fatalf("first read: %+v %v", st, err)
 	}
@@ -131,7 +131,7 @@ func TestBackgroundTasks(t *testing.T) {
 		t.Fatalf("finished: exit %d stdout %q", st.Result.ExitCode, st.Result.Stdout.Text)
 	}
 	// Single read: gone now.
-	_, err = s.TaskOutput(info.ID)
+	_, err = s.TaskOutput(info.ID, 0)
 	wantCode(t, err, codes.BashTaskNotFound)
 	// Another session cannot see this one's tasks.
 	other := newSession(t, Options{})
@@ -139,7 +139,7 @@ func TestBackgroundTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = other.TaskOutput(info2.ID)
+	_, err = other.TaskOutput(info2.ID, 0)
 	wantCode(t, err, codes.BashTaskNotFound)
 }
 

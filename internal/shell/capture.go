@@ -66,8 +66,10 @@ type capture struct {
 	between   []byte  // bytes between the last two occurrences
 	betweenOK bool
 
-	// Progress: the most recent unsent bytes, [pendStart, pendStart+len(pend)).
+	// Progress: the most recent unsent bytes, [pendStart, pendStart+len(pend)),
+	// at most window of them once trimmed.
 	progress  bool
+	window    int
 	pend      []byte
 	pendStart int64
 	sent      int64
@@ -116,7 +118,10 @@ func (c *capture) Write(p []byte) (int, error) {
 	}
 	if c.progress {
 		c.pend = append(c.pend, p...)
-		if over := len(c.pend) - maxProgressBytes; over > 0 {
+		// Trimmed back to the window only when twice over it, so a steady
+		// stream copies each byte a bounded number of times.
+		if len(c.pend) > 2*c.window {
+			over := len(c.pend) - c.window
 			c.pend = append(c.pend[:0], c.pend[over:]...)
 			c.pendStart += int64(over)
 		}
@@ -323,9 +328,11 @@ func cutChars(head []byte, limit int, total int64, more bool) Output {
 	return Output{Text: string(head[:i]), Chars: total, Truncated: i < len(head) || more}
 }
 
-func (c *capture) enableProgress() {
+// enableProgress keeps up to window bytes not yet handed out, for
+// takeProgress.
+func (c *capture) enableProgress(window int) {
 	c.mu.Lock()
-	c.progress = true
+	c.progress, c.window = true, window
 	c.mu.Unlock()
 }
 
@@ -340,6 +347,27 @@ func sentinelPrefixAt(tail, sentinel []byte) int {
 	return 0
 }
 
+// pending reports whether output is waiting for takeProgress (a sentinel
+// on its way is not).
+func (c *capture) pending() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.progress && c.availLocked() > c.sent
+}
+
+// availLocked is the stream offset up to which output may be handed out:
+// everything from the first sentinel on is held back, and so is a tail
+// that may be the start of one.
+func (c *capture) availLocked() int64 {
+	if len(c.sentinel) == 0 {
+		return c.bytes
+	}
+	if c.firstOcc >= 0 {
+		return c.firstOcc
+	}
+	return c.bytes - int64(sentinelPrefixAt(c.carry, c.sentinel))
+}
+
 // takeProgress returns the output not yet handed out, never any part of the
 // sentinel: everything from the first sentinel on is held back, and so is the
 // tail that is the start of one (only as much as matches: a short line with
@@ -348,21 +376,14 @@ func sentinelPrefixAt(tail, sentinel []byte) int {
 func (c *capture) takeProgress() []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	avail := c.bytes
-	if len(c.sentinel) > 0 {
-		if c.firstOcc >= 0 {
-			avail = c.firstOcc
-		} else {
-			avail -= int64(sentinelPrefixAt(c.carry, c.sentinel))
-		}
-	}
+	avail := c.availLocked()
 	if avail <= c.sent {
 		return nil
 	}
 	var out []byte
 	from := c.sent
 	if from < c.pendStart {
-		out = fmt.Appendf(out, "[... %d bytes not streamed ...]\n", c.pendStart-from)
+		out = fmt.Appendf(out, "[... %d bytes of output dropped: more than %d were waiting to be read ...]\n", c.pendStart-from, c.window)
 		from = c.pendStart
 	}
 	if avail > from {

@@ -144,7 +144,7 @@ func FuzzCapture(f *testing.F) {
 		// Progress taken after every write hands out exactly the output
 		// before the sentinel, never a byte of it.
 		c := newCapture(1<<20, S)
-		c.enableProgress()
+		c.enableProgress(maxProgressBytes)
 		var progress []byte
 		prev := 0
 		for _, cut := range append(cuts, len(stream)) {
@@ -187,7 +187,7 @@ func TestProgressHoldsBackOnlyASentinelPrefix(t *testing.T) {
 		{"after\n", ""},        // nor anything after it
 	}
 	c := newCapture(1<<20, S)
-	c.enableProgress()
+	c.enableProgress(maxProgressBytes)
 	for i, st := range steps {
 		c.Write([]byte(st.write))
 		if got := string(c.takeProgress()); got != st.want {

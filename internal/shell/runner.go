@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/creack/pty"
 )
 
 // Defaults for Options.
@@ -87,6 +89,18 @@ type Command struct {
 	Merge bool
 	// Tail keeps the end of each stream too (Output.Tail).
 	Tail bool
+	// Stdin is what the command reads: /dev/null, a pipe the caller writes
+	// with Process.Input, or a pseudo-terminal that is its stdin, stdout and
+	// stderr (one stream, read as Stdout) of Cols×Rows.
+	Stdin      StdinMode
+	Cols, Rows int
+	// Window, when positive, keeps up to that many bytes of each stream
+	// that Process.TakeNew has not returned yet; older unread output is
+	// dropped, and TakeNew says how much.
+	Window int
+	// Tee, if set, also receives everything the command writes to stdout
+	// (to its terminal, with StdinTTY), from one goroutine.
+	Tee io.Writer
 	// Dir is the working directory.
 	Dir string
 	// Sentinel marks where the shell prints its final directory.
@@ -96,6 +110,20 @@ type Command struct {
 	// every call.
 	OnProgress func(text string, total int64)
 }
+
+// StdinMode says what a command's standard input is.
+type StdinMode uint8
+
+// The kinds of standard input.
+const (
+	StdinNull StdinMode = iota // /dev/null: nothing to read, nothing waits
+	StdinPipe                  // a pipe, written with Process.Input
+	StdinTTY                   // a pseudo-terminal, also stdout and stderr
+)
+
+// ErrNoInput is returned by Input for a command whose stdin is /dev/null,
+// or closed.
+var ErrNoInput = errors.New("the command's standard input is not open")
 
 // Result is what a finished command did.
 type Result struct {
@@ -134,10 +162,25 @@ type Process struct {
 	stderr  *capture
 	pipes   []*os.File
 	readers sync.WaitGroup
+	tee     io.Writer
+
+	// input is the write end of stdin: a pipe, or the terminal's master
+	// (then also pipes[0]); nil for /dev/null.
+	inMu    sync.Mutex
+	input   *os.File
+	tty     bool
+	inClose bool // input is a pipe of its own, closed by CloseInput
+
+	// bell is closed, and replaced, whenever output arrives or the command
+	// finishes.
+	bellMu sync.Mutex
+	bell   chan struct{}
 
 	exited   chan struct{} // the shell has exited and been reaped
 	done     chan struct{} // exited, and output drained or drain timed out
 	progDone chan struct{} // the progress goroutine has returned (nil: none)
+	progStop chan struct{} // closed to end the progress goroutine early
+	stopOnce sync.Once
 
 	status   chan syscall.WaitStatus // from the reaper; nil when os/exec waits
 	ws       syscall.WaitStatus
@@ -168,6 +211,11 @@ func wrapper(sentinel string) string {
 
 // Start starts c in a new process group.
 func (r *Runner) Start(c Command) (*Process, error) {
+	if c.Stdin == StdinTTY {
+		// One stream, shown as text: a sentinel would be seen, and there
+		// is no directory to track for a task.
+		c.Sentinel, c.Merge = "", true
+	}
 	var cmd *exec.Cmd
 	if len(c.Argv) > 0 {
 		path, err := r.lookPath(c.Argv[0], c.Dir)
@@ -183,26 +231,63 @@ func (r *Runner) Start(c Command) (*Process, error) {
 		}
 		cmd = exec.Command(r.shell, "-c", wrapper(c.Sentinel), filepath.Base(r.shell), c.Script)
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
+	var pipes, writers []*os.File
+	var input *os.File
+	fail := func(err error) (*Process, error) {
+		for _, f := range append(pipes, writers...) {
+			f.Close()
+		}
+		if input != nil && (len(pipes) == 0 || input != pipes[0]) {
+			input.Close()
+		}
 		return nil, &StartError{Err: err}
 	}
-	pipes, writers := []*os.File{outR}, []*os.File{outW}
-	errW := outW
-	if !c.Merge {
-		var errR *os.File
-		errR, errW, err = os.Pipe()
-		if err != nil {
-			outR.Close()
-			outW.Close()
-			return nil, &StartError{Err: err}
-		}
-		pipes, writers = append(pipes, errR), append(writers, errW)
-	}
 	cmd.Dir = c.Dir
-	cmd.Env = append(append(make([]string, 0, len(r.env)+1), r.env...), "PWD="+c.Dir)
-	cmd.Stdout, cmd.Stderr = outW, errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Env = append(append(make([]string, 0, len(r.env)+3), r.env...), "PWD="+c.Dir)
+	if c.Stdin == StdinTTY {
+		master, tty, err := pty.Open()
+		if err != nil {
+			return fail(err)
+		}
+		pipes, writers, input = []*os.File{master}, []*os.File{tty}, master
+		cols, rows := c.Cols, c.Rows
+		if cols <= 0 || rows <= 0 {
+			cols, rows = 120, 40
+		}
+		if err := pty.Setsize(master, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}); err != nil {
+			return fail(err)
+		}
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+		// A session of its own with the terminal as its controlling
+		// terminal: ^C and ^Z reach the foreground job, and the session
+		// leader's group is the command's process group.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		cmd.Env = append(cmd.Env, "TERM=xterm-256color", "NO_COLOR=1")
+	} else {
+		outR, outW, err := os.Pipe()
+		if err != nil {
+			return fail(err)
+		}
+		pipes, writers = []*os.File{outR}, []*os.File{outW}
+		errW := outW
+		if !c.Merge {
+			var errR *os.File
+			if errR, errW, err = os.Pipe(); err != nil {
+				return fail(err)
+			}
+			pipes, writers = append(pipes, errR), append(writers, errW)
+		}
+		cmd.Stdout, cmd.Stderr = outW, errW
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if c.Stdin == StdinPipe {
+			inR, inW, err := os.Pipe()
+			if err != nil {
+				return fail(err)
+			}
+			writers, input = append(writers, inR), inW
+			cmd.Stdin = inR
+		}
+	}
 
 	p := &Process{
 		r:        r,
@@ -210,6 +295,11 @@ func (r *Runner) Start(c Command) (*Process, error) {
 		stdout:   newCapture(MaxOutputChars, c.Sentinel),
 		stderr:   newCapture(MaxOutputChars, ""),
 		pipes:    pipes,
+		tee:      c.Tee,
+		input:    input,
+		tty:      c.Stdin == StdinTTY,
+		inClose:  c.Stdin == StdinPipe,
+		bell:     make(chan struct{}),
 		exited:   make(chan struct{}),
 		done:     make(chan struct{}),
 		termDone: make(chan struct{}),
@@ -218,10 +308,16 @@ func (r *Runner) Start(c Command) (*Process, error) {
 		p.stdout.keepTail()
 		p.stderr.keepTail()
 	}
+	if c.Window > 0 {
+		p.stdout.enableProgress(c.Window)
+		p.stderr.enableProgress(c.Window)
+	}
 	if c.OnProgress != nil {
-		p.stdout.enableProgress()
-		p.stderr.enableProgress()
-		p.progDone = make(chan struct{})
+		if c.Window <= 0 {
+			p.stdout.enableProgress(maxProgressBytes)
+			p.stderr.enableProgress(maxProgressBytes)
+		}
+		p.progDone, p.progStop = make(chan struct{}), make(chan struct{})
 	}
 
 	start := r.opts.Start
@@ -229,7 +325,7 @@ func (r *Runner) Start(c Command) (*Process, error) {
 		start = (*exec.Cmd).Start
 	}
 	children.startMu.RLock()
-	err = start(cmd)
+	err := start(cmd)
 	if err == nil && Reaping() {
 		p.status = children.register(cmd.Process.Pid)
 	}
@@ -237,11 +333,9 @@ func (r *Runner) Start(c Command) (*Process, error) {
 	for _, w := range writers {
 		w.Close()
 	}
+	writers = nil
 	if err != nil {
-		for _, f := range pipes {
-			f.Close()
-		}
-		return nil, &StartError{Err: err}
+		return fail(err)
 	}
 	p.pgid = cmd.Process.Pid
 	p.started = time.Now()
@@ -295,11 +389,79 @@ func (p *Process) read(f *os.File, c *capture) {
 		n, err := f.Read(buf)
 		if n > 0 {
 			c.Write(buf[:n])
+			if p.tee != nil && c == p.stdout {
+				_, _ = p.tee.Write(buf[:n])
+			}
+			p.ring()
 		}
 		if err != nil {
 			return
 		}
 	}
+}
+
+// ring wakes whoever waits on Changed.
+func (p *Process) ring() {
+	p.bellMu.Lock()
+	close(p.bell)
+	p.bell = make(chan struct{})
+	p.bellMu.Unlock()
+}
+
+// Changed returns a channel that is closed when the command next writes
+// output, or finishes (see Done).
+func (p *Process) Changed() <-chan struct{} {
+	p.bellMu.Lock()
+	defer p.bellMu.Unlock()
+	return p.bell
+}
+
+// Pending reports whether output is waiting for TakeNew.
+func (p *Process) Pending() bool { return p.stdout.pending() || p.stderr.pending() }
+
+// TTY reports whether the command runs under a pseudo-terminal.
+func (p *Process) TTY() bool { return p.tty }
+
+// Input writes to the command's standard input: its pipe, or its terminal
+// (where control characters do what they do at a keyboard: ^C interrupts
+// the foreground job, ^D ends input).
+func (p *Process) Input(b []byte) error {
+	p.inMu.Lock()
+	defer p.inMu.Unlock()
+	if p.input == nil {
+		return ErrNoInput
+	}
+	_, err := p.input.Write(b)
+	return err
+}
+
+// CloseInput closes a stdin pipe, so the command reads end of file. It is
+// a no-op under a terminal (where ^D is end of input) and when stdin is
+// not open.
+func (p *Process) CloseInput() error {
+	p.inMu.Lock()
+	defer p.inMu.Unlock()
+	if p.input == nil || !p.inClose {
+		return nil
+	}
+	err := p.input.Close()
+	p.input = nil
+	return err
+}
+
+// Signal sends sig to the command's process group.
+func (p *Process) Signal(sig syscall.Signal) error {
+	if p.pgid <= 1 {
+		return syscall.ESRCH
+	}
+	return syscall.Kill(-p.pgid, sig)
+}
+
+// TakeNew returns the output written since the previous TakeNew (which
+// needs Command.Window): stdout and stderr, each beginning with a note when
+// unread output beyond the window was dropped.
+func (p *Process) TakeNew() (stdout, stderr []byte) {
+	return p.stdout.takeProgress(), p.stderr.takeProgress()
 }
 
 func (p *Process) wait() {
@@ -311,6 +473,7 @@ func (p *Process) wait() {
 		p.ws, _ = p.cmd.ProcessState.Sys().(syscall.WaitStatus)
 	}
 	close(p.exited)
+	p.ring()
 	if p.progDone != nil {
 		<-p.progDone // no progress callback after Done
 	}
@@ -326,6 +489,7 @@ func (p *Process) wait() {
 	p.leftover = groupAlive(p.pgid)
 	p.finished = time.Now()
 	close(p.done)
+	p.ring()
 }
 
 // progress delivers coalesced output until the command is done.
@@ -338,6 +502,8 @@ func (p *Process) progress(fn func(string, int64)) {
 		select {
 		case <-p.exited:
 			return // the final result carries everything from here
+		case <-p.progStop:
+			return
 		case <-t.C:
 		}
 		out := p.stdout.takeProgress()
@@ -348,6 +514,16 @@ func (p *Process) progress(fn func(string, int64)) {
 		total += int64(len(out) + len(errOut))
 		fn(string(out)+string(errOut), total)
 	}
+}
+
+// StopProgress ends the progress callbacks of a running command (one that
+// goes on in the background) and returns once the last has returned.
+func (p *Process) StopProgress() {
+	if p.progStop == nil {
+		return
+	}
+	p.stopOnce.Do(func() { close(p.progStop) })
+	<-p.progDone
 }
 
 // Pgid returns the process group id.
@@ -458,6 +634,12 @@ func (p *Process) Close() {
 		for _, f := range p.pipes {
 			f.Close()
 		}
+		p.inMu.Lock()
+		if p.input != nil && p.inClose {
+			p.input.Close()
+		}
+		p.input = nil
+		p.inMu.Unlock()
 	})
 }
 
@@ -472,11 +654,14 @@ func groupAlive(pgid int) bool {
 // KillGroup sends SIGTERM to the group, waits up to grace for it to empty,
 // then sends SIGKILL. It returns when the group is gone (or shortly after
 // SIGKILL).
-func KillGroup(pgid int, grace time.Duration) {
+func KillGroup(pgid int, grace time.Duration) { KillGroupWith(pgid, syscall.SIGTERM, grace) }
+
+// KillGroupWith is KillGroup with sig in place of SIGTERM.
+func KillGroupWith(pgid int, sig syscall.Signal, grace time.Duration) {
 	if pgid <= 1 {
 		return
 	}
-	if err := syscall.Kill(-pgid, syscall.SIGTERM); errors.Is(err, syscall.ESRCH) {
+	if err := syscall.Kill(-pgid, sig); errors.Is(err, syscall.ESRCH) {
 		return
 	}
 	// A stopped process only acts on SIGTERM once continued.

@@ -21,47 +21,64 @@ import (
 // MaxTimeoutMs caps the bash timeout parameter.
 const MaxTimeoutMs = 600000
 
-type bashArgs struct {
-	Command         string `json:"command" jsonschema:"The shell command to run."`
-	Timeout         Int    `json:"timeout,omitempty" jsonschema:"Timeout in milliseconds (max 600000). The whole process group is terminated when it expires."`
-	RunInBackground Bool   `json:"run_in_background,omitempty" jsonschema:"Start the command in the background and return at once with a task_id; read its output later with task_output."`
+// bashRun is what a bash call asks for, whatever its dialect's schema.
+type bashRun struct {
+	Timeout         Int  `json:"timeout,omitempty" jsonschema:"Timeout in milliseconds (max 600000). The whole process group is terminated when it expires."`
+	RunInBackground Bool `json:"run_in_background,omitempty" jsonschema:"Start the command in the background and return at once with a task_id; read its output later with task_output."`
+	Interactive     Bool `json:"interactive,omitempty" jsonschema:"Keep the command's stdin open so you can answer prompts or drive a REPL with task_input. The command runs as a background task; the answer gives its task_id and its first output."`
+	TTY             Bool `json:"tty,omitempty" jsonschema:"Run the command under a pseudo-terminal (implies interactive): for REPLs, debuggers, prompts and programs that need a terminal. Output comes back as plain text; task_output with screen: true shows a full-screen program's screen."`
+	YieldMs         Int  `json:"yield_ms,omitempty" jsonschema:"If the command is still running after this many milliseconds, return its output so far and let it go on as a background task (the answer gives its task_id); it keeps its timeout."`
+	WaitMs          *Int `json:"wait_ms,omitempty" jsonschema:"With interactive or tty: how long to wait for the command's first output before answering (default 1000, max 600000; 0 answers at once); the answer comes sooner when the command goes quiet or exits."`
 	Description     string `json:"description,omitempty" jsonschema:"A short description of what the command does (optional, for the log of the conversation)."`
+}
+
+type bashArgs struct {
+	Command string `json:"command" jsonschema:"The shell command to run."`
+	bashRun
 }
 
 // claudeBashArgs is bashArgs with the reference bash tool's restart, which
 // makes command optional.
 type claudeBashArgs struct {
-	Command         string `json:"command,omitempty" jsonschema:"The bash command to run. Required unless the tool is being restarted."`
-	Restart         Bool   `json:"restart,omitempty" jsonschema:"Specifying true will restart this tool: every process your commands left running is ended and the working directory goes back to the initial one. Otherwise, leave this unspecified."`
-	Timeout         Int    `json:"timeout,omitempty" jsonschema:"Timeout in milliseconds (max 600000). The whole process group is terminated when it expires."`
-	RunInBackground Bool   `json:"run_in_background,omitempty" jsonschema:"Start the command in the background and return at once with a task_id; read its output later with task_output."`
-	Description     string `json:"description,omitempty" jsonschema:"A short description of what the command does (optional, for the log of the conversation)."`
+	Command string `json:"command,omitempty" jsonschema:"The bash command to run. Required unless the tool is being restarted."`
+	Restart Bool   `json:"restart,omitempty" jsonschema:"Specifying true will restart this tool: every process your commands left running is ended and the working directory goes back to the initial one. Otherwise, leave this unspecified."`
+	bashRun
 }
+
+// Defaults of the task tools.
+const (
+	defaultWaitMs = 1000
+	taskHint      = "Read its new output with task_output (wait_ms to wait for more), write to it with task_input, stop it with task_kill."
+)
 
 func bashTool(cfg *config.Config) (*def, error) {
 	defMs := cfg.BashTimeout.Milliseconds()
 	desc := fmt.Sprintf(`Run a command with %s and return its exit code, stdout and stderr.
 
 - The working directory persists between calls: a cd in one command applies to the next ones of this session. Environment variables and shell options do not persist.
-- stdin is /dev/null and the environment is non-interactive (PAGER=cat, no git prompts): never run editors or commands that wait for input.
+- stdin is /dev/null and the environment is non-interactive (PAGER=cat, no git prompts) unless you ask for interactive or tty.
 - Default timeout %d ms, max %d ms; on timeout the process group gets SIGTERM, then SIGKILL 5 s later.
 - stdout and stderr are each cut at %d characters; redirect big output to a file and use view or grep on it.
 - A non-zero exit code is reported as data, not as an error.
-- For long-running processes (servers, watchers) use run_in_background: true, then task_output to read their output; the result gives the process group id so kill -TERM -<pgid> stops it.
+- For long-running processes (servers, watchers) use run_in_background: true; for a command that may take long, yield_ms returns its output so far and lets it go on as a background task.
+- To answer prompts or drive a REPL or debugger: start it with tty: true (a terminal; or interactive: true for a plain stdin pipe), then loop task_input (send a line, get the answer) and task_output; task_kill stops it. "\u0003" in task_input is Ctrl-C, "\u0004" Ctrl-D (end of input).
 - Prefer the grep, find and view tools over grep/find/cat in the shell for searching and reading files.`,
 		cfg.Shell, defMs, MaxTimeoutMs, shell.MaxOutputChars)
 	if cfg.Sandbox {
 		desc += "\n- Commands run in a sandbox: they may write only inside the workspace and the temp directory (" + os.TempDir() + "), some paths are unreadable" + sandboxNetNote(cfg) + ". A refused operation fails with \"Permission denied\" (or \"Operation not permitted\"): that is the sandbox, not a transient error, so do not retry it or try other ways around it; work inside the workspace or the temp directory."
 	}
-	tune := func(s *jsonschema.Schema) { setDefault(s, "timeout", defMs) }
+	tune := func(s *jsonschema.Schema) {
+		setDefault(s, "timeout", defMs)
+		setDefault(s, "wait_ms", defaultWaitMs)
+	}
 	if !cfg.AnthropicCompat {
 		return define("bash", "Run a shell command", desc, false, tune,
 			func(ctx context.Context, c *call, in *bashArgs) (*mcp.CallToolResult, error) {
-				return runBash(ctx, c, in.Command, int64(in.Timeout), bool(in.RunInBackground), defMs)
+				return runBash(ctx, c, in.Command, &in.bashRun, defMs)
 			})
 	}
 	desc += "\n- restart: true ends every process your commands left running (background tasks included) and puts the working directory back to the initial one; command is then not needed."
-	return defineAs[claudeBashArgs, claudeBashArgs]("bash", "Run a shell command", desc, false, tune,
+	return define("bash", "Run a shell command", desc, false, tune,
 		func(ctx context.Context, c *call, in *claudeBashArgs) (*mcp.CallToolResult, error) {
 			if in.Restart {
 				if err := c.sess.Restart(); err != nil {
@@ -72,33 +89,66 @@ func bashTool(cfg *config.Config) (*def, error) {
 			if strings.TrimSpace(in.Command) == "" {
 				return nil, codes.Errorf(codes.BashEmptyCommand, "no command provided.")
 			}
-			return runBash(ctx, c, in.Command, int64(in.Timeout), bool(in.RunInBackground), defMs)
+			return runBash(ctx, c, in.Command, &in.bashRun, defMs)
 		})
 }
 
-// runBash runs a bash tool call: in the background, or in the foreground
-// with its timeout, answering in boris's format.
-func runBash(ctx context.Context, c *call, command string, timeoutMs int64, background bool, defMs int64) (*mcp.CallToolResult, error) {
+// runBash runs a bash tool call: an interactive task, a background one, or
+// a foreground command (which may yield), answering in boris's format.
+func runBash(ctx context.Context, c *call, command string, in *bashRun, defMs int64) (*mcp.CallToolResult, error) {
 	if strings.TrimSpace(command) == "" {
 		return nil, codes.Errorf(codes.BashEmptyCommand, "command is empty: give the shell command to run")
 	}
-	if background {
+	cfg := c.deps.Config
+	switch {
+	case bool(in.TTY || in.Interactive):
+		info, err := c.sess.StartTask(session.TaskOptions{Script: command, Interactive: true, TTY: bool(in.TTY), Cols: cfg.TTYCols, Rows: cfg.TTYRows})
+		if err != nil {
+			return nil, err
+		}
+		st, err := c.sess.TaskOutput(info.ID, waitOf(in.WaitMs, defaultWaitMs))
+		if err != nil {
+			return nil, err
+		}
+		return textResult(formatTask(st, taskHint)), nil
+	case bool(in.RunInBackground):
 		info, err := c.sess.StartBackground(command)
 		if err != nil {
 			return nil, err
 		}
-		return textResult(fmt.Sprintf("task_id: %s\npgid: %d\nThe command is running in the background. Read its output with task_output (task_id %q); stop it with: kill -TERM -%d",
-			info.ID, info.Pgid, info.ID, info.Pgid)), nil
+		return textResult(fmt.Sprintf("task_id: %s\npgid: %d\nThe command is running in the background. %s (or kill -TERM -%d from bash)",
+			info.ID, info.Pgid, taskHint, info.Pgid)), nil
 	}
-	timeoutMs = clampTimeout(timeoutMs, defMs)
-	res, err := c.sess.Run(ctx, session.Cmd{Script: command}, time.Duration(timeoutMs)*time.Millisecond, progressFunc(ctx, c.req))
+	timeoutMs := clampTimeout(int64(in.Timeout), defMs)
+	cmd := session.Cmd{Script: command}
+	if in.YieldMs > 0 {
+		cmd.Yield = time.Duration(min(int64(in.YieldMs), MaxTimeoutMs)) * time.Millisecond
+	}
+	res, err := c.sess.Run(ctx, cmd, time.Duration(timeoutMs)*time.Millisecond, progressFunc(ctx, c.req))
 	if err != nil {
 		return nil, err
+	}
+	if res.Task != nil {
+		var b strings.Builder
+		fmt.Fprintf(&b, "status: running\ntask_id: %s\npgid: %d\nThe command is still running after %d ms and goes on as a background task (it keeps its %d ms timeout). %s\n",
+			res.Task.ID, res.Task.Pgid, int64(in.YieldMs), timeoutMs, taskHint)
+		writeStreams(&b, res.Stdout, res.Stderr)
+		return textResult(b.String()), nil
 	}
 	if res.TimedOut && c.deps.Observer != nil {
 		c.deps.Observer.BashTimeout()
 	}
 	return textResult(formatRun(res, timeoutMs)), nil
+}
+
+// waitOf turns a wait_ms argument into a duration: def when absent, none
+// when not positive, at most MaxTimeoutMs.
+func waitOf(ms *Int, def int64) time.Duration {
+	n := def
+	if ms != nil {
+		n = max(int64(*ms), 0)
+	}
+	return time.Duration(min(n, MaxTimeoutMs)) * time.Millisecond
 }
 
 // clampTimeout applies the default to a missing or non-positive timeout and
@@ -190,33 +240,3 @@ func writeStreams(b *strings.Builder, stdout, stderr shell.Output) {
 	}
 }
 
-type taskOutputArgs struct {
-	TaskID string `json:"task_id" jsonschema:"The task_id returned by a bash call with run_in_background."`
-}
-
-func taskOutputTool() (*def, error) {
-	desc := `Read the output of a background bash task.
-
-While the task runs: status: running and the output so far. Once it has finished: status: completed, its exit code and output; the task is then forgotten, so the final output can be read once.`
-	return define("task_output", "Read a background task's output", desc, false, nil,
-		func(_ context.Context, c *call, in *taskOutputArgs) (*mcp.CallToolResult, error) {
-			if strings.TrimSpace(in.TaskID) == "" {
-				return nil, codes.Errorf(codes.InvalidInput, "task_id is required: use the task_id a background bash call returned")
-			}
-			st, err := c.sess.TaskOutput(strings.TrimSpace(in.TaskID))
-			if err != nil {
-				return nil, err
-			}
-			var b strings.Builder
-			if st.Running {
-				fmt.Fprintf(&b, "status: running\ntask_id: %s\npgid: %d\n", st.ID, st.Pgid)
-			} else {
-				fmt.Fprintf(&b, "status: completed\ntask_id: %s\nexit_code: %d\n", st.ID, st.Result.ExitCode)
-				if st.KilledByTimeout {
-					fmt.Fprintf(&b, "killed: the task ran longer than --background-task-timeout (%s) and its process group was terminated\n", c.deps.Config.BackgroundTaskTimeout)
-				}
-			}
-			writeStreams(&b, st.Result.Stdout, st.Result.Stderr)
-			return textResult(b.String()), nil
-		})
-}

@@ -114,10 +114,14 @@ func NewSet(deps Deps) (*Set, error) {
 	}
 	var err error
 	if cfg.OpenAICompat {
-		// OpenAI's coding models read with the shell and edit with
+		// OpenAI's coding models read with the shell, drive long and
+		// interactive commands with Codex's unified exec, and edit with
 		// apply_patch; that is their whole tool set.
 		if on(config.ToolBash) {
 			err = errors.Join(err, add(shellTool(cfg)))
+		}
+		if on(config.ToolTaskInput) {
+			err = errors.Join(err, add(execCommandTool(cfg)), add(writeStdinTool()))
 		}
 		if on(config.ToolApplyPatch) {
 			err = errors.Join(err, add(applyPatchTool()))
@@ -132,6 +136,12 @@ func NewSet(deps Deps) (*Set, error) {
 	}
 	if on(config.ToolTaskOutput) {
 		err = errors.Join(err, add(taskOutputTool()))
+	}
+	if on(config.ToolTaskInput) {
+		err = errors.Join(err, add(taskInputTool()))
+	}
+	if on(config.ToolTaskKill) {
+		err = errors.Join(err, add(taskKillTool()))
 	}
 	if cfg.AnthropicCompat {
 		if on(config.ToolView) && on(config.ToolStrReplace) && on(config.ToolCreateFile) {
@@ -326,9 +336,18 @@ func failingField(args json.RawMessage, in any) string {
 	if json.Unmarshal(args, &raw) != nil {
 		return ""
 	}
-	t := reflect.TypeOf(in).Elem()
+	return failingFieldOf(raw, reflect.TypeOf(in).Elem())
+}
+
+func failingFieldOf(raw map[string]json.RawMessage, t reflect.Type) string {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			if name := failingFieldOf(raw, f.Type); name != "" {
+				return name
+			}
+			continue
+		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if v, ok := raw[name]; ok && json.Unmarshal(v, reflect.New(f.Type).Interface()) != nil {
 			return name

@@ -47,7 +47,7 @@ func testDeps(t *testing.T, cfg *config.Config) Deps {
 
 func TestToolSets(t *testing.T) {
 	without := func(names ...string) []string {
-		all := []string{"bash", "task_output", "view", "str_replace", "create_file", "apply_patch", "grep", "find"}
+		all := []string{"bash", "task_output", "task_input", "task_kill", "view", "str_replace", "create_file", "apply_patch", "grep", "find"}
 		return slices.DeleteFunc(all, func(n string) bool { return slices.Contains(names, n) })
 	}
 	tests := []struct {
@@ -56,14 +56,16 @@ func TestToolSets(t *testing.T) {
 		want []string
 	}{
 		{"default", config.Config{Shell: "/bin/sh"}, without()},
-		{"no shell: the file tools only", config.Config{}, without("bash", "task_output")},
-		{"bash disabled takes task_output along", config.Config{Shell: "/bin/sh", Disabled: map[string]bool{"bash": true}}, without("bash", "task_output")},
+		{"no shell: the file tools only", config.Config{}, without("bash", "task_output", "task_input", "task_kill")},
+		{"bash disabled takes the task tools along", config.Config{Shell: "/bin/sh", Disabled: map[string]bool{"bash": true}}, without("bash", "task_output", "task_input", "task_kill")},
+		{"task_kill disabled", config.Config{Shell: "/bin/sh", Disabled: map[string]bool{"task_kill": true}}, without("task_kill")},
 		{"apply_patch disabled", config.Config{Shell: "/bin/sh", Disabled: map[string]bool{"apply_patch": true}}, without("apply_patch")},
-		{"compat", config.Config{Shell: "/bin/sh", AnthropicCompat: true}, []string{"bash", "task_output", "str_replace_editor", "apply_patch", "grep", "Glob"}},
-		{"compat without create_file loses the editor", config.Config{Shell: "/bin/sh", AnthropicCompat: true, Disabled: map[string]bool{"create_file": true}}, []string{"bash", "task_output", "apply_patch", "grep", "Glob"}},
-		{"openai", config.Config{Shell: "/bin/sh", OpenAICompat: true}, []string{"shell", "apply_patch"}},
+		{"compat", config.Config{Shell: "/bin/sh", AnthropicCompat: true}, []string{"bash", "task_output", "task_input", "task_kill", "str_replace_editor", "apply_patch", "grep", "Glob"}},
+		{"compat without create_file loses the editor", config.Config{Shell: "/bin/sh", AnthropicCompat: true, Disabled: map[string]bool{"create_file": true}}, []string{"bash", "task_output", "task_input", "task_kill", "apply_patch", "grep", "Glob"}},
+		{"openai", config.Config{Shell: "/bin/sh", OpenAICompat: true}, []string{"shell", "exec_command", "write_stdin", "apply_patch"}},
+		{"openai without unified exec", config.Config{Shell: "/bin/sh", OpenAICompat: true, Disabled: map[string]bool{"task_input": true}}, []string{"shell", "apply_patch"}},
 		{"openai without a shell", config.Config{OpenAICompat: true}, []string{"apply_patch"}},
-		{"openai with apply_patch disabled", config.Config{Shell: "/bin/sh", OpenAICompat: true, Disabled: map[string]bool{"apply_patch": true}}, []string{"shell"}},
+		{"openai with apply_patch disabled", config.Config{Shell: "/bin/sh", OpenAICompat: true, Disabled: map[string]bool{"apply_patch": true}}, []string{"shell", "exec_command", "write_stdin"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,100 @@
+package shell
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// waitFor reads new output until it contains want.
+func waitFor(t *testing.T, p *Process, want string) string {
+	t.Helper()
+	var got strings.Builder
+	deadline := time.After(10 * time.Second)
+	for {
+		ch := p.Changed()
+		out, errOut := p.TakeNew()
+		got.Write(out)
+		got.Write(errOut)
+		if strings.Contains(got.String(), want) {
+			return got.String()
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatalf("no %q in %q", want, got.String())
+		}
+	}
+}
+
+// TestPipeInput: a command with a stdin pipe reads what Input writes, and
+// end of file once CloseInput closes it.
+func TestPipeInput(t *testing.T) {
+	r := testRunner(t, "/bin/sh", Options{})
+	p, err := r.Start(Command{Script: `read line; echo "got $line"; cat; echo eof`, Dir: t.TempDir(), Stdin: StdinPipe, Window: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.Input([]byte("hello\n")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, p, "got hello\n")
+	if err := p.Input([]byte("more\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitFor(t, p, "more\n"); got != "more\n" {
+		t.Fatalf("TakeNew repeated output: %q", got)
+	}
+	if err := p.CloseInput(); err != nil {
+		t.Fatal(err)
+	}
+	res := p.Wait(context.Background(), 10*time.Second)
+	if res.ExitCode != 0 || !strings.HasSuffix(res.Stdout.Text, "eof\n") {
+		t.Fatalf("%+v", res)
+	}
+	if err := p.Input([]byte("late")); err != ErrNoInput {
+		t.Fatalf("input after close: %v", err)
+	}
+}
+
+// TestTTY: under a pseudo-terminal stdin and stdout are terminals of the
+// asked size, stderr goes to the same stream, and ^C interrupts.
+func TestTTY(t *testing.T) {
+	r := testRunner(t, "/bin/bash", Options{})
+	p, err := r.Start(Command{Script: `test -t 0 && test -t 1 && echo tty-yes; stty size; echo to-stderr >&2; echo "TERM=$TERM"; sleep 100; echo after-sleep`, Dir: t.TempDir(), Stdin: StdinTTY, Cols: 90, Rows: 30, Window: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	got := waitFor(t, p, "TERM=")
+	for _, want := range []string{"tty-yes\r\n", "30 90\r\n", "to-stderr\r\n", "TERM=xterm-256color"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("no %q in %q", want, got)
+		}
+	}
+	if err := p.Input([]byte{0x03}); err != nil {
+		t.Fatal(err)
+	}
+	res := p.Wait(context.Background(), 10*time.Second)
+	if res.TimedOut || strings.Contains(res.Stdout.Text, "after-sleep") {
+		t.Fatalf("^C did not interrupt: %+v", res)
+	}
+}
+
+// TestTakeNewWindow: unread output beyond the window is dropped, and the
+// next read says how much.
+func TestTakeNewWindow(t *testing.T) {
+	r := testRunner(t, "/bin/sh", Options{})
+	p, err := r.Start(Command{Script: `head -c 100000 /dev/zero | tr '\0' x; echo; echo end`, Dir: t.TempDir(), Window: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	p.Wait(context.Background(), 10*time.Second)
+	out, _ := p.TakeNew()
+	if !strings.HasPrefix(string(out), "[... ") || !strings.Contains(string(out), "bytes of output dropped") || !strings.HasSuffix(string(out), "end\n") || len(out) > 2200 {
+		t.Fatalf("%d bytes: %.200q", len(out), out)
+	}
+}
