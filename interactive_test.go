@@ -256,7 +256,7 @@ func TestUnifiedExecThroughMCP(t *testing.T) {
 			exitText := ""
 			for deadline := time.Now().Add(10 * time.Second); exitText == "" && time.Now().Before(deadline); {
 				chars := ""
-				if deadline.Sub(time.Now()) > 9*time.Second {
+				if time.Until(deadline) > 9*time.Second {
 					chars = "exit()\n"
 				}
 				exitText, _, _ = parse(t, mustOK(t, a.cs, "write_stdin", map[string]any{"session_id": n, "chars": chars, "yield_time_ms": 1000}))

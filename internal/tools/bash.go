@@ -23,12 +23,12 @@ const MaxTimeoutMs = 600000
 
 // bashRun is what a bash call asks for, whatever its dialect's schema.
 type bashRun struct {
-	Timeout         Int  `json:"timeout,omitempty" jsonschema:"Timeout in milliseconds (max 600000). The whole process group is terminated when it expires."`
-	RunInBackground Bool `json:"run_in_background,omitempty" jsonschema:"Start the command in the background and return at once with a task_id; read its output later with task_output."`
-	Interactive     Bool `json:"interactive,omitempty" jsonschema:"Keep the command's stdin open so you can answer prompts or drive a REPL with task_input. The command runs as a background task; the answer gives its task_id and its first output."`
-	TTY             Bool `json:"tty,omitempty" jsonschema:"Run the command under a pseudo-terminal (implies interactive): for REPLs, debuggers, prompts and programs that need a terminal. Output comes back as plain text; task_output with screen: true shows a full-screen program's screen."`
-	YieldMs         Int  `json:"yield_ms,omitempty" jsonschema:"If the command is still running after this many milliseconds, return its output so far and let it go on as a background task (the answer gives its task_id); it keeps its timeout."`
-	WaitMs          *Int `json:"wait_ms,omitempty" jsonschema:"With interactive or tty: how long to wait for the command's first output before answering (default 1000, max 600000; 0 answers at once); the answer comes sooner when the command goes quiet or exits."`
+	Timeout         Int    `json:"timeout,omitempty" jsonschema:"Timeout in milliseconds (max 600000). The whole process group is terminated when it expires."`
+	RunInBackground Bool   `json:"run_in_background,omitempty" jsonschema:"Start the command in the background and return at once with a task_id; read its output later with task_output."`
+	Interactive     Bool   `json:"interactive,omitempty" jsonschema:"Keep the command's stdin open so you can answer prompts or drive a REPL with task_input. The command runs as a background task; the answer gives its task_id and its first output."`
+	TTY             Bool   `json:"tty,omitempty" jsonschema:"Run the command under a pseudo-terminal (implies interactive): for REPLs, debuggers, prompts and programs that need a terminal. Output comes back as plain text; task_output with screen: true shows a full-screen program's screen."`
+	YieldMs         Int    `json:"yield_ms,omitempty" jsonschema:"If the command is still running after this many milliseconds, return its output so far and let it go on as a background task (the answer gives its task_id); it keeps its timeout."`
+	WaitMs          *Int   `json:"wait_ms,omitempty" jsonschema:"With interactive or tty: how long to wait for the command's first output before answering (default 1000, max 600000; 0 answers at once); the answer comes sooner when the command goes quiet or exits."`
 	Description     string `json:"description,omitempty" jsonschema:"A short description of what the command does (optional, for the log of the conversation)."`
 }
 
@@ -239,4 +239,3 @@ func writeStreams(b *strings.Builder, stdout, stderr shell.Output) {
 		b.WriteString(p)
 	}
 }
-
