@@ -265,15 +265,17 @@ func (s *Session) find(id string) (*task, error) {
 }
 
 // TaskOutput returns a task's status and the output it printed since the
-// previous read, waiting up to wait for some if there is none yet (and then
-// until it goes quiet). A finished task is removed once its output has been
-// read.
+// previous read. When there is none yet it waits up to wait for some, and
+// then until the task goes quiet. A finished task is removed once its
+// output has been read.
 func (s *Session) TaskOutput(id string, wait time.Duration) (TaskStatus, error) {
 	t, err := s.find(id)
 	if err != nil {
 		return TaskStatus{}, err
 	}
-	settle(t.proc, wait, t.proc.Changed(), t.proc.Pending())
+	if !t.proc.Pending() {
+		settle(t.proc, wait, t.proc.Changed(), false)
+	}
 	return s.read(t), nil
 }
 
