@@ -33,10 +33,11 @@ run:
 	go run .
 
 ## bench: overhead of the bash and view tools, apply_patch against
-## str_replace, then search against rg/fd
+## str_replace, interactive round trips, then search against rg/fd
 bench:
 	go run ./bench/overhead
 	go run ./bench/patch
+	go run ./bench/interactive
 	go run ./bench/search
 
 ## fuzz: a short run of every fuzz target (FUZZTIME each, default 30s)
@@ -51,7 +52,8 @@ FUZZ_TARGETS := \
 	./internal/search/match:FuzzSearch \
 	./internal/search/match/dfa:FuzzDFA \
 	./internal/search/printer:FuzzRender \
-	./internal/patch:FuzzPatch
+	./internal/patch:FuzzPatch \
+	./internal/term:FuzzFilter
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; fn=$${t##*:}; \
