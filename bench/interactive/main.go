@@ -13,52 +13,24 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/boris-mcp/boris/bench/internal/kit"
 )
 
 func main() {
 	n := flag.Int("n", 300, "task_input calls")
 	flag.Parse()
 
-	tmp, err := os.MkdirTemp("", "boris-bench-interactive")
-	if err != nil {
-		log.Fatal(err)
-	}
+	tmp, bin := kit.Build("boris-bench-interactive")
 	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "boris")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		log.Fatalf("build: %v (run from the repository root)", err)
-	}
 	ctx := context.Background()
-	cmd := exec.Command(bin, "--transport=stdio", "--workdir="+tmp, "--log-level=error")
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
+	cs, cmd := kit.Stdio(ctx, bin, "--workdir="+tmp, "--log-level=error")
 	defer cs.Close()
-	call := func(name string, args map[string]any) string {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-		if err != nil || res.IsError {
-			log.Fatalf("%s: %v %+v", name, err, res)
-		}
-		var b strings.Builder
-		for _, c := range res.Content {
-			if tc, ok := c.(*mcp.TextContent); ok {
-				b.WriteString(tc.Text)
-			}
-		}
-		return b.String()
-	}
+	call := func(name string, args map[string]any) string { return kit.Call(ctx, cs, name, args) }
 	idRe := regexp.MustCompile(`task_id: (task_\d+)`)
 
 	// Round trip: a line to cat under a terminal until its echo is back.
@@ -94,11 +66,7 @@ func main() {
 		float64(base)/1024, float64(all)/1024, float64(all-base)/100)
 }
 
-func pct(d []time.Duration, p int) time.Duration {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[(len(s)-1)*p/100].Round(time.Microsecond)
-}
+func pct(d []time.Duration, p int) time.Duration { return kit.Pct(d, p).Round(time.Microsecond) }
 
 // rss returns a process's resident set in KB.
 func rss(pid int) int64 {

@@ -18,13 +18,14 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/boris-mcp/boris/bench/internal/kit"
 )
 
 const (
@@ -37,25 +38,16 @@ func main() {
 	n := flag.Int("n", 50, "rounds per measurement")
 	flag.Parse()
 
-	tmp, err := os.MkdirTemp("", "boris-bench-patch")
-	if err != nil {
-		log.Fatal(err)
-	}
+	tmp, bin := kit.Build("boris-bench-patch")
 	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "boris")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		log.Fatalf("build: %v (run from the repository root)", err)
-	}
 	work := filepath.Join(tmp, "work")
 	if err := os.Mkdir(work, 0o755); err != nil {
 		log.Fatal(err)
 	}
 	ctx := context.Background()
-	strict := connect(ctx, bin, work)
+	strict, _ := kit.Stdio(ctx, bin, "--workdir="+work, "--log-level=error")
 	defer strict.Close()
-	loose := connect(ctx, bin, work, "--require-view-before-edit=false")
+	loose, _ := kit.Stdio(ctx, bin, "--workdir="+work, "--log-level=error", "--require-view-before-edit=false")
 	defer loose.Close()
 
 	// One file, twenty hunks.
@@ -115,26 +107,8 @@ func main() {
 		})
 }
 
-func connect(ctx context.Context, bin, work string, args ...string) *mcp.ClientSession {
-	cmd := exec.Command(bin, append([]string{"--transport=stdio", "--workdir=" + work, "--log-level=error"}, args...)...)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	return cs
-}
-
 func call(ctx context.Context, cs *mcp.ClientSession, name string, args map[string]any) {
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil || res.IsError {
-		text := ""
-		if res != nil && len(res.Content) > 0 {
-			if tc, ok := res.Content[0].(*mcp.TextContent); ok {
-				text = tc.Text
-			}
-		}
-		log.Fatalf("%s: %v %s", name, err, text)
-	}
+	kit.Call(ctx, cs, name, args)
 }
 
 // report times each way n times (restoring the files before each round,
@@ -154,19 +128,14 @@ func report(what string, n int, restore func(), patch, viewReplace, replace func
 		}
 	}
 	fmt.Println(what)
-	p50 := func(d []time.Duration) time.Duration { return pct(d, 50) }
+	p50 := func(d []time.Duration) time.Duration { return kit.Pct(d, 50) }
 	base := p50(ways[0].d)
 	for _, w := range ways {
-		fmt.Printf("  %-22s p50 %9s  p90 %9s  %5.1fx apply_patch\n", w.name, p50(w.d).Round(time.Microsecond), pct(w.d, 90).Round(time.Microsecond), float64(p50(w.d))/float64(base))
+		fmt.Printf("  %-22s p50 %9s  p90 %9s  %5.1fx apply_patch\n", w.name, p50(w.d).Round(time.Microsecond), kit.Pct(w.d, 90).Round(time.Microsecond), float64(p50(w.d))/float64(base))
 	}
 	fmt.Println()
 }
 
-func pct(d []time.Duration, p int) time.Duration {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[(len(s)-1)*p/100]
-}
 
 // edit replaces old (which follows ctx) with new.
 type edit struct{ ctx, old, new string }
