@@ -210,15 +210,17 @@ func TestTTYTasksEndWithTheSession(t *testing.T) {
 	_ = cmd.Wait()
 	waitGone(t, 15*time.Second, pids...)
 
+	// The server interrupted: it and the task end (the client transport
+	// reaps the server, so this test only watches pids).
 	dir = tempDir(t)
 	cs, cmd, _ = connectStdio(t, dir)
+	defer cs.Close()
 	startTask(t, cs, map[string]any{"command": "echo $$ > tty.pid; exec sleep 300", "tty": true})
 	pid := readPid(t, filepath.Join(dir, "tty.pid"))
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	_ = cmd.Wait()
-	waitGone(t, 15*time.Second, pid)
+	waitGone(t, 15*time.Second, cmd.Process.Pid, pid)
 }
 
 // TestUnifiedExecThroughMCP: --openai-compat's exec_command and
