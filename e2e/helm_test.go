@@ -400,6 +400,22 @@ func TestHelmSandbox(t *testing.T) {
 			t.Errorf("%s=%q, want %q", name, e.Value, want)
 		}
 	}
+	// The writable path exists in the pod: an emptyDir is mounted there.
+	spec := r.deployments[0].Spec.Template.Spec
+	mounted := ""
+	for _, m := range c.VolumeMounts {
+		if m.MountPath == "/cache" {
+			mounted = m.Name
+		}
+	}
+	if mounted == "" {
+		t.Fatalf("nothing mounted at /cache: %+v", c.VolumeMounts)
+	}
+	for _, v := range spec.Volumes {
+		if v.Name == mounted && v.EmptyDir == nil {
+			t.Fatalf("volume %s is not an emptyDir: %+v", mounted, v)
+		}
+	}
 	def := helmTemplate(t).deployments[0].Spec.Template.Spec.Containers[0]
 	for _, e := range def.Env {
 		if e.Name == "BORIS_SANDBOX" && e.Value != "off" || e.Name == "BORIS_SANDBOX_NET" || e.Name == "BORIS_SANDBOX_WRITE" {

@@ -163,8 +163,8 @@ type cli struct {
 	Port                  int      `help:"HTTP listen port (0 picks a free port)." default:"8080" envvar:"BORIS_PORT"`
 	Workdir               string   `help:"Initial working directory." default:"." envvar:"BORIS_WORKDIR"`
 	Timeout               int      `help:"Default bash timeout in seconds." default:"120" envvar:"BORIS_TIMEOUT"`
-	AllowDir              []string `help:"Directory the file tools may touch (repeatable)." placeholder:"DIR" envvar:"BORIS_ALLOW_DIRS"`
-	DenyDir               []string `help:"Denied directory or glob such as **/.env (repeatable); deny beats allow." placeholder:"PATTERN" envvar:"BORIS_DENY_DIRS"`
+	AllowDir              []string `sep:"none" help:"Directory the file tools may touch (repeatable)." placeholder:"DIR" envvar:"BORIS_ALLOW_DIRS"`
+	DenyDir               []string `sep:"none" help:"Denied directory or glob such as **/.env (repeatable); deny beats allow." placeholder:"PATTERN" envvar:"BORIS_DENY_DIRS"`
 	DisableTools          []string `help:"Tool names not to register (repeatable): bash, task_output, task_input, task_kill, view, str_replace, create_file, apply_patch, grep, find." placeholder:"TOOL" envvar:"BORIS_DISABLE_TOOLS"`
 	MaxFileSize           string   `help:"Largest file view reads and create_file/str_replace write (B, KB, MB, GB or bytes)." default:"10MB" envvar:"BORIS_MAX_FILE_SIZE"`
 	RequireViewBeforeEdit string   `help:"Refuse edits of files not viewed in the session: auto, true, false." default:"auto" envvar:"BORIS_REQUIRE_VIEW_BEFORE_EDIT"`
@@ -181,7 +181,7 @@ type cli struct {
 	LogLevel              string   `help:"Log level: debug, info, warn, error." default:"info" envvar:"BORIS_LOG_LEVEL"`
 	LogFormat             string   `help:"Log format: text or json." default:"text" envvar:"BORIS_LOG_FORMAT"`
 	Sandbox               string   `help:"Run every bash command under a Landlock sandbox (Linux): off or on. On: writes only in the allowed dirs (or workdir), the temp dir and --sandbox-write paths; --deny-dir paths unreadable." default:"off" envvar:"BORIS_SANDBOX"`
-	SandboxWrite          []string `help:"Extra path sandboxed commands may write, e.g. a build cache (repeatable)." placeholder:"PATH" envvar:"BORIS_SANDBOX_WRITE"`
+	SandboxWrite          []string `sep:"none" help:"Extra path sandboxed commands may write, e.g. a build cache (repeatable)." placeholder:"PATH" envvar:"BORIS_SANDBOX_WRITE"`
 	SandboxNet            string   `help:"TCP for sandboxed commands: allow, deny, or the ports they may connect to (e.g. 443,80; binds refused)." default:"allow" envvar:"BORIS_SANDBOX_NET"`
 	TTYSize               string   `name:"tty-size" help:"Size of the terminal of a bash command run with tty: true, COLSxROWS." default:"120x40" envvar:"BORIS_TTY_SIZE"`
 	Version               bool     `help:"Print the version and exit."`
@@ -190,6 +190,29 @@ type cli struct {
 	// Deprecated spellings kept so existing deployments keep running.
 	NoBash    bool `hidden:"" envvar:"BORIS_NO_BASH"`
 	BgTimeout *int `hidden:"" envvar:"BORIS_BG_TIMEOUT"`
+}
+
+// SplitList splits a comma-separated list, except at commas inside braces:
+// "*.{pem,key},secrets/" is two items, a glob and a directory.
+func SplitList(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '{':
+			depth++
+		case '}':
+			if depth > 0 {
+				depth--
+			}
+		case ',':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
 }
 
 // ErrExit is returned by Parse when the command line asked for output and
@@ -264,9 +287,10 @@ func envResolver(getenv func(string) string) kong.Resolver {
 			return nil, nil
 		}
 		if flag.IsSlice() {
-			// Drop empty items so "a,,b" and a trailing comma are harmless.
-			var items []string
-			for _, s := range strings.Split(v, ",") {
+			// Items as a list, so kong does not split them again; empty
+			// items dropped so "a,,b" and a trailing comma are harmless.
+			var items []any
+			for _, s := range SplitList(v) {
 				if s = strings.TrimSpace(s); s != "" {
 					items = append(items, s)
 				}
@@ -274,7 +298,7 @@ func envResolver(getenv func(string) string) kong.Resolver {
 			if len(items) == 0 {
 				return nil, nil
 			}
-			return strings.Join(items, ","), nil
+			return items, nil
 		}
 		return v, nil
 	})

@@ -281,3 +281,26 @@ func TestSandboxSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestListsKeepBraces: a list in the environment is not split inside
+// braces, and a path flag on the command line is one item however many
+// commas it has.
+func TestListsKeepBraces(t *testing.T) {
+	cfg := mustParse(t, nil, map[string]string{"BORIS_DENY_DIRS": "*.{pem,key},secrets/, ,**/.env"})
+	if strings.Join(cfg.DenyPatterns, "|") != "*.{pem,key}|secrets/|**/.env" {
+		t.Fatalf("env deny list %q", cfg.DenyPatterns)
+	}
+	cfg = mustParse(t, []string{"--deny-dir", "*.{pem,key}", "--deny-dir", "a,b"}, nil)
+	if strings.Join(cfg.DenyPatterns, "|") != "*.{pem,key}|a,b" {
+		t.Fatalf("flag deny list %q", cfg.DenyPatterns)
+	}
+	cfg = mustParse(t, nil, map[string]string{"BORIS_DISABLE_TOOLS": "grep,find"})
+	if !cfg.Disabled["grep"] || !cfg.Disabled["find"] {
+		t.Fatalf("disabled %v", cfg.Disabled)
+	}
+	for in, want := range map[string]string{"a,b": "a|b", "{a,b},c": "{a,b}|c", "x{a,{b,c}},d": "x{a,{b,c}}|d", "}a,b": "}a|b", "": ""} {
+		if got := strings.Join(SplitList(in), "|"); got != want {
+			t.Fatalf("SplitList(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -67,3 +67,21 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- else }}None
 {{- end }}
 {{- end }}
+
+{{/*
+The sandboxWrite paths the chart must mount (as emptyDirs) because nothing
+else provides them: every one not under the workspace or /tmp. boris
+refuses to start with a sandboxWrite path that does not exist, and the
+root filesystem is read-only.
+*/}}
+{{- define "boris.sandboxMounts" -}}
+{{- $ws := trimSuffix "/" .Values.workspace.mountPath -}}
+{{- $out := list -}}
+{{- range .Values.config.sandboxWrite -}}
+{{- $p := trimSuffix "/" (toString .) -}}
+{{- if not (or (eq $p $ws) (hasPrefix (printf "%s/" $ws) $p) (eq $p "/tmp") (hasPrefix "/tmp/" $p)) -}}
+{{- $out = append $out $p -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $out -}}
+{{- end -}}
