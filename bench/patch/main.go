@@ -136,7 +136,6 @@ func report(what string, n int, restore func(), patch, viewReplace, replace func
 	fmt.Println()
 }
 
-
 // edit replaces old (which follows ctx) with new.
 type edit struct{ ctx, old, new string }
 
