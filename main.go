@@ -90,6 +90,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		Workdir:      cfg.Workdir,
 		TaskTimeout:  cfg.BackgroundTaskTimeout,
 		OnTaskChange: m.TaskChange,
+		// Up to 64 sessions keep their next bash started, each for a
+		// minute after its last command.
+		Warm: session.NewWarmPool(64, time.Minute),
 	}
 	var sb *sandbox.Sandbox
 	if cfg.Sandbox {

@@ -38,6 +38,9 @@ type Options struct {
 	TaskTimeout time.Duration
 	// MaxTasks limits running background tasks (0 = DefaultMaxTasks).
 	MaxTasks int
+	// Warm, if set, lets sessions keep their next bash started (see
+	// WarmPool).
+	Warm *WarmPool
 	// OnTaskChange, if set, is called with +1/-1 as background tasks start
 	// and finish (for metrics).
 	OnTaskChange func(delta int)
@@ -58,6 +61,8 @@ type Session struct {
 	tasks     map[string]*task
 	taskSeq   int
 	undo      history
+	warm      *warmShell
+	warming   bool
 
 	closeOnce sync.Once
 	closedCh  chan struct{}
@@ -185,10 +190,14 @@ func (s *Session) Run(ctx context.Context, c Cmd, timeout time.Duration, onProgr
 	if c.Yield > 0 {
 		sc.Window = TaskWindow // read incrementally once it is a task
 	}
-	p, err := s.start(sc, nil, func(p *shell.Process) { s.running[p] = struct{}{} })
-	if err != nil {
-		return RunResult{}, err
+	register := func(p *shell.Process) { s.running[p] = struct{}{} }
+	p := s.startWarm(sc, register)
+	if p == nil {
+		if p, err = s.start(sc, nil, register); err != nil {
+			return RunResult{}, err
+		}
 	}
+	defer func() { go s.prewarm() }()
 	if c.Yield > 0 {
 		if info, ok := s.yield(ctx, p, c, timeout); ok {
 			return RunResult{Result: p.Result(), CwdReset: reset, RanIn: ranIn, Task: &info}, nil
@@ -249,6 +258,33 @@ func (s *Session) yield(ctx context.Context, p *shell.Process, c Cmd, timeout ti
 	p.StopProgress()
 	p.TakeNew() // the answer has the output so far; the task's reads go on from here
 	return info, true
+}
+
+// startWarm hands a foreground command to the session's prestarted shell
+// and registers it; nil when there is none, or the command needs what a
+// prestarted shell does not have (its own argv, merged output).
+func (s *Session) startWarm(c shell.Command, register func(*shell.Process)) *shell.Process {
+	if len(c.Argv) > 0 || c.Merge || c.Stdin != shell.StdinNull {
+		return nil
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	p := s.takeWarmLocked()
+	if p == nil {
+		s.mu.Unlock()
+		return nil
+	}
+	if err := p.Begin(c); err != nil {
+		s.mu.Unlock()
+		p.Close()
+		return nil
+	}
+	register(p)
+	s.mu.Unlock()
+	return p
 }
 
 // startDir returns the directory to run in: the tracked one, or if it has
@@ -326,6 +362,7 @@ func (s *Session) pruneLeftoversLocked() {
 // after the grace period) and waits until they are gone. It is idempotent.
 func (s *Session) Close() {
 	s.closeOnce.Do(func() {
+		s.dropWarm(nil)
 		s.mu.Lock()
 		s.closed = true
 		var procs []*shell.Process

@@ -98,3 +98,59 @@ func TestTakeNewWindow(t *testing.T) {
 		t.Fatalf("%d bytes: %.200q", len(out), out)
 	}
 }
+
+// TestPrestart: a prestarted shell given its command later behaves as a
+// started one: exit code, output, the directory it ends in, the stderr of
+// a syntax error, the environment, and a command it never gets.
+func TestPrestart(t *testing.T) {
+	r := testRunner(t, "/bin/bash", Options{})
+	dir, other := t.TempDir(), t.TempDir()
+	scripts := []string{
+		"echo out; echo err >&2; exit 3",
+		"cd /; pwd",
+		"if then fi",
+		"echo \"$PWD|$OLDPWD|$0|$#\"; set -x; true",
+		"printf 'no newline'",
+		"cat <<EOF\nheredoc\nEOF\n# trailing comment",
+	}
+	for _, script := range scripts {
+		p, err := r.Start(Command{Script: script, Dir: other, Sentinel: testSentinel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := p.Wait(context.Background(), 10*time.Second)
+		p.Close()
+
+		q, err := r.Prestart(dir, testSentinel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Begin(Command{Script: script, Dir: other}); err != nil {
+			t.Fatal(err)
+		}
+		got := q.Wait(context.Background(), 10*time.Second)
+		q.Close()
+		if got.ExitCode != want.ExitCode || got.Stdout.Text != want.Stdout.Text || got.Stderr.Text != want.Stderr.Text || got.Dir != want.Dir {
+			t.Fatalf("%q:\nprestarted %d %q %q %q\nstarted    %d %q %q %q", script, got.ExitCode, got.Stdout.Text, got.Stderr.Text, got.Dir, want.ExitCode, want.Stdout.Text, want.Stderr.Text, want.Dir)
+		}
+	}
+	q, err := r.Prestart(dir, testSentinel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Begin(Command{Script: "a\x00b", Dir: dir}); err != ErrNotPrestartable {
+		t.Fatalf("NUL: %v", err)
+	}
+	q.Terminate()
+	<-q.Terminated()
+	q.Close()
+	// Never given a command, it ends once closed.
+	q, err = r.Prestart(dir, testSentinel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Close()
+	if res := q.Wait(context.Background(), 5*time.Second); res.TimedOut {
+		t.Fatal("an unused prestarted shell did not end")
+	}
+}

@@ -171,6 +171,10 @@ type Process struct {
 	tty     bool
 	inClose bool // input is a pipe of its own, closed by CloseInput
 
+	// script is the write end of a prestarted shell's descriptor 3, where
+	// Begin writes its command; nil otherwise.
+	script *os.File
+
 	// bell is closed, and replaced, whenever output arrives or the command
 	// finishes.
 	bellMu sync.Mutex
@@ -202,15 +206,97 @@ type Process struct {
 // The xtrace of the epilogue goes to /dev/null so `set -x` shows only the
 // user's own commands.
 func wrapper(sentinel string) string {
+	return `__boris_c=$1; shift; eval "$__boris_c"` + epilogue(sentinel)
+}
+
+// epilogue records the command's status, prints the sentinel pair around
+// the working directory and exits with that status ("" without a sentinel:
+// the shell just exits with the command's status).
+func epilogue(sentinel string) string {
 	if sentinel == "" {
-		return `__boris_c=$1; shift; eval "$__boris_c"`
+		return ""
 	}
-	return `__boris_c=$1; shift; eval "$__boris_c"; { __boris_s=$?; set +x; } 2>/dev/null; ` +
+	return `; { __boris_s=$?; set +x; } 2>/dev/null; ` +
 		`command printf '%s' '` + sentinel + `'; command pwd; command printf '%s' '` + sentinel + `'; exit "$__boris_s"`
 }
 
+// prestartWrapper is wrapper for a prestarted shell: it reads the directory
+// and the command, each ended by a NUL, from descriptor 3, closes it, goes
+// to the directory and runs the command as wrapper does. A shell whose
+// command never comes (descriptor 3 closed empty) exits at once.
+func prestartWrapper(sentinel string) string {
+	return `IFS= read -r -d '' __boris_d <&3 && IFS= read -r -d '' __boris_c <&3 || exit 125; exec 3<&-; ` +
+		`cd -- "$__boris_d" || exit 1; unset OLDPWD __boris_d; eval "$__boris_c"` + epilogue(sentinel)
+}
+
+// ErrNotPrestartable is returned by Begin for a command a prestarted shell
+// cannot take (a NUL in it); start it the ordinary way.
+var ErrNotPrestartable = errors.New("the command cannot be handed to a prestarted shell")
+
+// CanPrestart reports whether the runner's shell can be prestarted (bash,
+// whose read takes a NUL-ended text).
+func (r *Runner) CanPrestart() bool { return filepath.Base(r.shell) == "bash" }
+
+// Prestart starts a shell for a command that comes later (Begin), so the
+// call that brings it does not wait for a process to be made: the process,
+// its group, its pipes, its environment and its sandbox are ready, and the
+// shell waits reading its command. dir is where it starts (Begin's dir
+// takes over); stdin is /dev/null.
+func (r *Runner) Prestart(dir, sentinel string) (*Process, error) {
+	if !r.CanPrestart() {
+		return nil, &StartError{Err: errors.New("prestart needs bash")}
+	}
+	return r.start(Command{Dir: dir, Sentinel: sentinel}, true)
+}
+
+// Begin hands a prestarted shell its command: c's Script, Dir, Tail,
+// Window and OnProgress (its other fields were fixed by Prestart). The
+// command's time starts now.
+func (p *Process) Begin(c Command) error {
+	if p.script == nil {
+		return errors.New("not a prestarted process")
+	}
+	if strings.IndexByte(c.Script, 0) >= 0 || strings.IndexByte(c.Dir, 0) >= 0 {
+		return ErrNotPrestartable
+	}
+	p.configure(c)
+	p.started = time.Now()
+	_, err := p.script.Write([]byte(c.Dir + "\x00" + c.Script + "\x00"))
+	p.script.Close()
+	p.script = nil
+	if err != nil {
+		return err
+	}
+	if c.OnProgress != nil {
+		go p.progress(c.OnProgress)
+	}
+	return nil
+}
+
+// configure applies the options that only change how output is kept.
+func (p *Process) configure(c Command) {
+	if c.Tail {
+		p.stdout.keepTail()
+		p.stderr.keepTail()
+	}
+	if c.Window > 0 {
+		p.stdout.enableProgress(c.Window)
+		p.stderr.enableProgress(c.Window)
+	}
+	if c.OnProgress != nil {
+		if c.Window <= 0 {
+			p.stdout.enableProgress(maxProgressBytes)
+			p.stderr.enableProgress(maxProgressBytes)
+		}
+		p.progDone, p.progStop = make(chan struct{}), make(chan struct{})
+	}
+}
+
 // Start starts c in a new process group.
-func (r *Runner) Start(c Command) (*Process, error) {
+func (r *Runner) Start(c Command) (*Process, error) { return r.start(c, false) }
+
+// start starts c; deferred leaves the command to Begin.
+func (r *Runner) start(c Command, deferred bool) (*Process, error) {
 	if c.Stdin == StdinTTY {
 		// One stream, shown as text: a sentinel would be seen, and there
 		// is no directory to track for a task.
@@ -229,7 +315,11 @@ func (r *Runner) Start(c Command) (*Process, error) {
 		if r.shell == "" {
 			return nil, &StartError{Err: errors.New("no shell available")}
 		}
-		cmd = exec.Command(r.shell, "-c", wrapper(c.Sentinel), filepath.Base(r.shell), c.Script)
+		if deferred {
+			cmd = exec.Command(r.shell, "-c", prestartWrapper(c.Sentinel), filepath.Base(r.shell))
+		} else {
+			cmd = exec.Command(r.shell, "-c", wrapper(c.Sentinel), filepath.Base(r.shell), c.Script)
+		}
 	}
 	var pipes, writers []*os.File
 	var input *os.File
@@ -288,6 +378,15 @@ func (r *Runner) Start(c Command) (*Process, error) {
 			cmd.Stdin = inR
 		}
 	}
+	var script *os.File
+	if deferred {
+		scriptR, scriptW, err := os.Pipe()
+		if err != nil {
+			return fail(err)
+		}
+		writers, script = append(writers, scriptR), scriptW
+		cmd.ExtraFiles = []*os.File{scriptR} // descriptor 3
+	}
 
 	p := &Process{
 		r:        r,
@@ -303,21 +402,10 @@ func (r *Runner) Start(c Command) (*Process, error) {
 		exited:   make(chan struct{}),
 		done:     make(chan struct{}),
 		termDone: make(chan struct{}),
+		script:   script,
 	}
-	if c.Tail {
-		p.stdout.keepTail()
-		p.stderr.keepTail()
-	}
-	if c.Window > 0 {
-		p.stdout.enableProgress(c.Window)
-		p.stderr.enableProgress(c.Window)
-	}
-	if c.OnProgress != nil {
-		if c.Window <= 0 {
-			p.stdout.enableProgress(maxProgressBytes)
-			p.stderr.enableProgress(maxProgressBytes)
-		}
-		p.progDone, p.progStop = make(chan struct{}), make(chan struct{})
+	if !deferred {
+		p.configure(c)
 	}
 
 	start := r.opts.Start
@@ -335,6 +423,9 @@ func (r *Runner) Start(c Command) (*Process, error) {
 	}
 	writers = nil
 	if err != nil {
+		if script != nil {
+			script.Close()
+		}
 		return fail(err)
 	}
 	p.pgid = cmd.Process.Pid
@@ -346,7 +437,7 @@ func (r *Runner) Start(c Command) (*Process, error) {
 		go p.read(pipes[1], p.stderr)
 	}
 	go p.wait()
-	if c.OnProgress != nil {
+	if c.OnProgress != nil && !deferred {
 		go p.progress(c.OnProgress)
 	}
 	return p, nil
@@ -640,6 +731,9 @@ func (p *Process) Close() {
 		}
 		p.input = nil
 		p.inMu.Unlock()
+		if p.script != nil {
+			p.script.Close()
+		}
 	})
 }
 
