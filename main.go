@@ -45,11 +45,32 @@ func main() {
 	// session's processes. A handler (not SIG_IGN) is not inherited by
 	// commands, which keep the default SIGPIPE behaviour.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	tuneGC(os.Getenv)
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "boris:", err)
 		os.Exit(1)
 	}
 	_ = reapErr // only Linux reaps; elsewhere os/exec waits for each shell
+}
+
+// Garbage-collector defaults, unless the operator sets GOGC or GOMEMLIMIT.
+// Each MCP message costs the SDK's JSON decoding some 400 KB of short-lived
+// buffers while boris's live heap is a few MB, so at Go's default the
+// collector runs every few calls and is most of a call's cost; a higher
+// percentage lets it run a quarter as often, and a soft limit keeps a large
+// heap (many sessions) from growing fourfold.
+const (
+	gcPercent   = 400
+	gcSoftLimit = 256 << 20
+)
+
+func tuneGC(getenv func(string) string) {
+	if getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
+	if getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(gcSoftLimit)
+	}
 }
 
 // run starts boris with the given arguments and environment and serves
