@@ -411,3 +411,109 @@ func TestStdioOversizedMessage(t *testing.T) {
 		t.Fatalf("no warning logged:\n%s", logs)
 	}
 }
+
+// Lines that are not valid messages are answered with JSON-RPC errors
+// (-32700 for text that is not JSON, -32600 for JSON that is not a
+// message, with the id when it can be read, "id": null when not) and the
+// session goes on: the SDK's own transport ended the connection, and
+// boris with it, on the first one. Before protocol 2025-06-18 a batch is
+// answered as one array in the batch's order, its bad members in place;
+// from 2025-06-18 on a batch is refused and the session goes on.
+func TestStdioBadLines(t *testing.T) {
+	exchange := func(version string, lines ...string) (answers []map[string]any, raw []string) {
+		t.Helper()
+		cmd := exec.Command(binPath, "--transport=stdio", "--workdir="+tempDir(t))
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Process.Kill()
+		sc := bufio.NewScanner(stdout)
+		send := func(l string) {
+			if _, err := io.WriteString(stdin, l+"\n"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+		if !sc.Scan() || !strings.Contains(sc.Text(), `"protocolVersion":"`+version+`"`) {
+			t.Fatalf("initialize: %q %v", sc.Text(), sc.Err())
+		}
+		send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		// Each line is answered before the next is sent, so the answers
+		// come in order; a last ping shows the session survived them all.
+		for _, l := range append(lines, `{"jsonrpc":"2.0","id":"last","method":"ping"}`) {
+			send(l)
+			if !sc.Scan() {
+				t.Fatalf("no answer to %s: %v", l, sc.Err())
+			}
+			raw = append(raw, sc.Text())
+			var v any
+			if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+				t.Fatalf("answer to %s is not JSON: %q", l, sc.Text())
+			}
+			if m, ok := v.(map[string]any); ok {
+				answers = append(answers, m)
+			} else {
+				answers = append(answers, map[string]any{"batch": v})
+			}
+		}
+		if last := answers[len(answers)-1]; last["id"] != "last" || last["result"] == nil {
+			t.Fatalf("the session did not survive: %v", raw)
+		}
+		stdin.Close()
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("exit: %v", err)
+		}
+		return answers[:len(answers)-1], raw
+	}
+	code := func(m map[string]any) float64 {
+		e, _ := m["error"].(map[string]any)
+		c, _ := e["code"].(float64)
+		return c
+	}
+
+	answers, raw := exchange("2025-03-26",
+		`this is not JSON`,
+		`{"jsonrpc":"2.0","id":7,"method":"ping"} trailing`,
+		`42`,
+		`{"jsonrpc":"1.0","id":8,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":{"no":1},"method":"ping"}`,
+		`{"jsonrpc":"2.0","result":{}}`,
+		`[]`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}},"bad",{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"bash","arguments":{"command":"echo batched"}}}]`,
+	)
+	for i, want := range []struct {
+		code float64
+		id   any
+		hint string
+	}{
+		{-32700, nil, "not JSON"}, {-32700, nil, "after top-level value"}, {-32600, nil, "JSON object"},
+		{-32600, 8.0, `must be \"2.0\"`}, {-32600, nil, "string or a number"}, {-32600, nil, "has an id"}, {-32600, nil, "empty batch"},
+	} {
+		if id, has := answers[i]["id"]; code(answers[i]) != want.code || !has || id != want.id || !strings.Contains(raw[i], want.hint) {
+			t.Errorf("answer %d: %s; want code %v, id %v, %q", i, raw[i], want.code, want.id, want.hint)
+		}
+	}
+	batch, ok := answers[7]["batch"].([]any)
+	if !ok || len(batch) != 3 {
+		t.Fatalf("batch answer: %s", raw[7])
+	}
+	first, _ := batch[0].(map[string]any)
+	bad, _ := batch[1].(map[string]any)
+	last, _ := batch[2].(map[string]any)
+	if first["id"] != 1.0 || first["result"] == nil || code(bad) != -32600 || last["id"] != "b" || !strings.Contains(raw[7], `batched`) {
+		t.Fatalf("batch answer out of order or wrong: %s", raw[7])
+	}
+
+	answers, raw = exchange("2025-06-18", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, `{"jsonrpc":"2.0","id":2,"method":"ping"`)
+	if code(answers[0]) != -32600 || !strings.Contains(raw[0], "not part of protocol 2025-06-18") || code(answers[1]) != -32700 {
+		t.Fatalf("answers: %v", raw)
+	}
+}

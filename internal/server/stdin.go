@@ -9,14 +9,15 @@ import (
 	"sync"
 )
 
-// stdinReader is what the SDK reads stdio messages from. It passes stdin
-// through a line at a time, so that it can
+// stdinReader splits stdin into lines for stdioConn (Read passes them on
+// as a stream), so that it can
 //
-//   - refuse a message longer than the limit by itself: the SDK would end
-//     the whole session on one (its reader cannot skip to the next line);
-//     the line is dropped and tooLong answers it;
+//   - refuse a message longer than the limit without reading it into
+//     memory whole: the line is dropped, tooLong answers it, and the
+//     session goes on with the next line;
 //   - hold the end of input back (reported on eof) until releaseEOF: the
-//     SDK, once it sees EOF, drops the answers to requests it has read.
+//     SDK, once its connection reads EOF, drops the answers to requests it
+//     has read.
 type stdinReader struct {
 	src     *bufio.Reader
 	limit   int
@@ -46,16 +47,31 @@ func newStdinReader(r io.Reader, limit int, tooLong func(head []byte, size int64
 }
 
 func (s *stdinReader) Read(p []byte) (int, error) {
-	for len(s.line) == 0 {
-		if s.err != nil {
-			<-s.release
-			return 0, s.err
+	if len(s.line) == 0 {
+		line, err := s.readLine()
+		if err != nil {
+			return 0, err
 		}
-		s.line = s.next()
+		s.line = line
 	}
 	n := copy(p, s.line)
 	s.line = s.line[n:]
 	return n, nil
+}
+
+// readLine returns the next line that is not empty, with its newline if it
+// has one; the line is valid until the next call. After the last line it
+// waits for the release, then returns the input's end.
+func (s *stdinReader) readLine() ([]byte, error) {
+	for {
+		if s.err != nil {
+			<-s.release
+			return nil, s.err
+		}
+		if line := s.next(); len(line) > 0 {
+			return line, nil
+		}
+	}
 }
 
 // next reads the next line (with its newline, if it has one). A line over

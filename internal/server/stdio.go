@@ -27,11 +27,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		s.deps.Logger.Warn("stdio message over the size limit refused", "bytes", size, "limit", limit)
 		_, _ = w.Write(tooLongResponse(head, size, limit))
 	})
-	ss, err := s.mcp.Connect(ctx, &mcp.IOTransport{
-		Reader:        r,
-		Writer:        w,
-		MaxLineLength: 2 * limit, // a safety net: r refuses longer lines first
-	}, nil)
+	ss, err := s.mcp.Connect(ctx, stdioTransport{newStdioConn(r, w)}, nil)
 	if err != nil {
 		return err
 	}
