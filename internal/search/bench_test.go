@@ -2,9 +2,15 @@ package search
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/boris-mcp/boris/internal/search/glob"
 	"github.com/boris-mcp/boris/internal/search/internal/testtree"
+	"github.com/boris-mcp/boris/internal/search/walk"
 )
 
 // benchTree is the tree the benchmarks search: $BORIS_BENCH_TREE, or Go's
@@ -70,3 +76,64 @@ func benchFind(b *testing.B, pattern string) {
 func BenchmarkFindGo(b *testing.B) { benchFind(b, "*.go") }
 
 func BenchmarkFindAll(b *testing.B) { benchFind(b, "*") }
+
+// BenchmarkFindParts splits a find of the tree's source files (*.c in a
+// kernel tree, *.go elsewhere) into its parts: the walk with the glob
+// match alone (all fd does), the walk with the stat of each match that
+// newest-first ordering needs, and the whole Find (sorting and rendering
+// the list too).
+//
+//	BORIS_BENCH_TREE=/tmp/linux/linux-source-6.1 go test ./internal/search -run '^$' -bench FindParts
+func BenchmarkFindParts(b *testing.B) {
+	root := benchTree(b)
+	pattern := "*.go"
+	if _, err := os.Stat(filepath.Join(root, "Kbuild")); err == nil {
+		pattern = "*.c"
+	}
+	m, err := glob.Compile(pattern)
+	if err != nil {
+		b.Fatal(err)
+	}
+	walkOnly := func(stat bool) func() int {
+		return func() int {
+			var n atomic.Int64
+			err := walk.Walk(context.Background(), walk.Options{Root: root, InlineFiles: true}, func() func(*walk.Entry) {
+				return func(e *walk.Entry) {
+					if e.Kind != walk.KindFile || !m.Match(e.Name, e.Name) {
+						return
+					}
+					if stat {
+						if _, err := e.ModTime(); err != nil {
+							return
+						}
+					}
+					n.Add(1)
+				}
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return int(n.Load())
+		}
+	}
+	whole := func() int {
+		out, err := Find(context.Background(), nil, FindRequest{Pattern: pattern, Root: root})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return strings.Count(out, "\n")
+	}
+	for _, part := range []struct {
+		name string
+		run  func() int
+	}{{"walk+match", walkOnly(false)}, {"walk+match+stat", walkOnly(true)}, {"find", whole}} {
+		b.Run(part.name, func(b *testing.B) {
+			part.run() // warm the cache
+			for b.Loop() {
+				if part.run() == 0 {
+					b.Fatal("nothing found")
+				}
+			}
+		})
+	}
+}
