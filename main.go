@@ -55,11 +55,13 @@ func main() {
 }
 
 // Garbage-collector defaults, unless the operator sets GOGC or GOMEMLIMIT.
-// Each MCP message costs the SDK's JSON decoding some 400 KB of short-lived
+// A call's JSON handling in the SDK makes some 100–400 KB of short-lived
 // buffers while boris's live heap is a few MB, so at Go's default the
-// collector runs every few calls and is most of a call's cost; a higher
-// percentage lets it run a quarter as often, and a soft limit keeps a large
-// heap (many sessions) from growing fourfold.
+// collector runs every few calls and is a large part of a call's cost
+// (stateless HTTP: 415 → 340 µs p50 from 100 to 400). The soft limit keeps
+// a large heap from growing fivefold: 256 MiB, or a quarter of the
+// cgroup's memory limit when that is lower (the commands boris runs share
+// the limit).
 const (
 	gcPercent   = 400
 	gcSoftLimit = 256 << 20
@@ -70,8 +72,34 @@ func tuneGC(getenv func(string) string) {
 		debug.SetGCPercent(gcPercent)
 	}
 	if getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(gcSoftLimit)
+		debug.SetMemoryLimit(softLimit(cgroupMemoryLimit()))
 	}
+}
+
+// softLimit is the collector's soft memory limit under a cgroup limit
+// (0: none).
+func softLimit(cgroup int64) int64 {
+	if cgroup > 0 && cgroup/4 < gcSoftLimit {
+		return cgroup / 4
+	}
+	return gcSoftLimit
+}
+
+// cgroupMemoryLimit reads the memory limit of boris's cgroup (v2, else
+// v1), or 0 when there is none or it cannot be read.
+func cgroupMemoryLimit() int64 {
+	for _, path := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil || n <= 0 || n >= 1<<62 { // "max", or v1's "unlimited"
+			return 0
+		}
+		return n
+	}
+	return 0
 }
 
 // run starts boris with the given arguments and environment and serves

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"testing"
@@ -54,7 +55,23 @@ func BenchmarkNullCallStdio(b *testing.B) {
 // only writes the request line and reads the answer line: boris's own
 // share of a call.
 func BenchmarkNullCallStdioRaw(b *testing.B) {
+	for _, tc := range []struct{ name, call string }{
+		{"null", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"task_output","arguments":{"task_id":"none"}}}`},
+		{"view", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"view","arguments":{"path":"small.go"}}}`},
+	} {
+		b.Run(tc.name, func(b *testing.B) { rawCalls(b, tc.call) })
+	}
+}
+
+func rawCalls(b *testing.B, call string) {
 	dir := b.TempDir()
+	var small []byte
+	for i := range 40 {
+		small = fmt.Appendf(small, "line %d of a small source file\n", i)
+	}
+	if err := os.WriteFile(dir+"/small.go", small, 0o644); err != nil {
+		b.Fatal(err)
+	}
 	inR, inW, _ := os.Pipe()
 	outR, outW, _ := os.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -74,7 +91,6 @@ func BenchmarkNullCallStdioRaw(b *testing.B) {
 	}
 	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
-	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"task_output","arguments":{"task_id":"none"}}}`
 	b.ReportAllocs()
 	for b.Loop() {
 		send(call)

@@ -9,11 +9,11 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"net/http"
 	"os"
@@ -29,6 +29,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/boris-mcp/boris/bench/internal/kit"
 )
 
 func main() {
@@ -42,7 +44,10 @@ func main() {
 	flag.Parse()
 	switch *eraFlag {
 	case "stateless":
-		clientVersion, idleTimeout = "", "2s"
+		// Long enough that a worker's session outlives the wait for its
+		// next call when hundreds share two cores (a round of six calls
+		// can take several seconds), short enough to end soon after.
+		clientVersion, idleTimeout = "", "10s"
 	case "handshake":
 		clientVersion, idleTimeout = "2025-11-25", "0"
 	default:
@@ -97,26 +102,9 @@ type server struct {
 	pid int
 }
 
-var listenRe = regexp.MustCompile(`msg=listening addr=\S*:(\d+)`)
-
 func start(bin, workdir, idle string) *server {
-	cmd := exec.Command(bin, "--port=0", "--workdir="+workdir, "--log-level=info", "--session-idle-timeout="+idle)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		log.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		log.Fatal(err)
-	}
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		if m := listenRe.FindStringSubmatch(sc.Text()); m != nil {
-			go io.Copy(io.Discard, stderr)
-			return &server{cmd: cmd, url: "http://127.0.0.1:" + m[1], pid: cmd.Process.Pid}
-		}
-	}
-	log.Fatal("boris exited before listening")
-	return nil
+	cmd, url := kit.HTTP(bin, "--workdir="+workdir, "--log-level=info", "--session-idle-timeout="+idle)
+	return &server{cmd: cmd, url: url, pid: cmd.Process.Pid}
 }
 
 func (s *server) stop() {
@@ -192,9 +180,12 @@ func cpuTimes(pid int) (self, children float64) {
 }
 
 // countChildren counts live processes whose parent is pid.
-func countChildren(pid int) int {
+func countChildren(pid int) int { return len(children(pid)) }
+
+// children lists pid's live (not zombie) children.
+func children(pid int) []string {
 	entries, _ := os.ReadDir("/proc")
-	n := 0
+	var out []string
 	for _, e := range entries {
 		if _, err := strconv.Atoi(e.Name()); err != nil {
 			continue
@@ -206,10 +197,26 @@ func countChildren(pid int) int {
 		i := strings.LastIndexByte(string(b), ')')
 		f := strings.Fields(string(b[i+1:]))
 		if len(f) > 1 && f[0] != "Z" && f[1] == strconv.Itoa(pid) {
-			n++
+			out = append(out, e.Name())
 		}
 	}
-	return n
+	return out
+}
+
+// childrenPSS counts pid's live children and sums their proportional
+// set size (shared pages split among the processes sharing them), in KB.
+func childrenPSS(pid int) (n, pssKB int) {
+	kids := children(pid)
+	for _, k := range kids {
+		rollup, _ := os.ReadFile("/proc/" + k + "/smaps_rollup")
+		for _, l := range strings.Split(string(rollup), "\n") {
+			if v, ok := strings.CutPrefix(l, "Pss:"); ok {
+				kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+				pssKB += kb
+			}
+		}
+	}
+	return len(kids), pssKB
 }
 
 func connect(url string, hc *http.Client) (*mcp.ClientSession, error) {
@@ -486,12 +493,25 @@ func idleMemory(bin, tmp string, n int) {
 		if err != nil {
 			log.Fatal(err)
 		}
-		args := map[string]any{"path": "."}
-		if clientVersion == "" {
-			args["session"] = "new" // one session per agent, as a connection is in the handshake era
-		}
-		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "view", Arguments: args}); err != nil {
-			log.Fatal(err)
+		// A view and a bash call: after a bash call a session keeps its
+		// next shell started (within the server's bound on waiting
+		// shells), which the per-session figure must include.
+		var handle string
+		for _, c := range []struct {
+			tool string
+			args map[string]any
+		}{{"view", map[string]any{"path": "."}}, {"bash", map[string]any{"command": "true"}}} {
+			if clientVersion == "" {
+				// One session per agent, as a connection is in the handshake era.
+				c.args["session"] = cmp.Or(handle, "new")
+			}
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+			if err != nil || res.IsError {
+				log.Fatalf("%s: %v %v", c.tool, err, res)
+			}
+			if m := handleRe.FindStringSubmatch(text(res)); m != nil {
+				handle = m[1]
+			}
 		}
 		sessions = append(sessions, cs)
 	}
@@ -499,9 +519,12 @@ func idleMemory(bin, tmp string, n int) {
 	after := srv.sample()
 	heap := (after.heapInuse + after.stackInuse - before.heapInuse - before.stackInuse) / float64(n) / 1024
 	rss := float64(after.rssKB-before.rssKB) / float64(n)
-	fmt.Printf("\n== idle memory: %d sessions ==\n", n)
-	fmt.Printf("per session: %.1f KB heap+stack in use, %.1f KB RSS (goal <= 100 KB); goroutines %d -> %d\n",
+	kids, kidsPSS := childrenPSS(srv.pid)
+	fmt.Printf("\n== idle memory: %d sessions, each after a view and a bash call ==\n", n)
+	fmt.Printf("per session: %.1f KB heap+stack in use, %.1f KB RSS of boris (goal <= 100 KB); goroutines %d -> %d\n",
 		heap, rss, before.goroutines, after.goroutines)
+	fmt.Printf("waiting shells: %d processes, %.1f MB PSS in all, %.1f KB per session; boris and shells %.1f KB per session\n",
+		kids, float64(kidsPSS)/1024, float64(kidsPSS)/float64(n), rss+float64(kidsPSS)/float64(n))
 	for _, cs := range sessions {
 		cs.Close()
 	}

@@ -108,7 +108,7 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	data, err := jsonrpc.EncodeMessage(msg)
+	data, err := encode(msg)
 	if err != nil {
 		return fmt.Errorf("encoding a message: %w", err)
 	}
@@ -132,6 +132,29 @@ func (c *stdioConn) Close() error {
 }
 
 func (c *stdioConn) SessionID() string { return "" }
+
+// encode is jsonrpc.EncodeMessage, except that a successful response is
+// put together around its result as it is: the SDK has just marshalled
+// the result, and encoding.json would check and copy every byte of it
+// once more as part of the message (for a view of a 40-line file, 8 µs of
+// a call's CPU). A result that is not one line (never seen: the SDK's
+// encoder writes compact JSON) goes the long way.
+func encode(msg jsonrpc.Message) ([]byte, error) {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok || resp.Error != nil || !resp.ID.IsValid() || len(resp.Result) == 0 || bytes.IndexByte(resp.Result, '\n') >= 0 {
+		return jsonrpc.EncodeMessage(msg)
+	}
+	id, err := stdjson.Marshal(resp.ID.Raw())
+	if err != nil {
+		return nil, err
+	}
+	data := make([]byte, 0, len(resp.Result)+len(id)+34)
+	data = append(data, `{"jsonrpc":"2.0","id":`...)
+	data = append(data, id...)
+	data = append(data, `,"result":`...)
+	data = append(data, resp.Result...)
+	return append(data, '}'), nil
+}
 
 // wireMessage is every field a JSON-RPC message may have. Method is a
 // pointer so that a request whose method is "" is still a request.

@@ -63,6 +63,7 @@ type Session struct {
 	undo      history
 	warm      *warmShell
 	warming   bool
+	lastRun   time.Time // when the last foreground command ended
 
 	closeOnce sync.Once
 	closedCh  chan struct{}
@@ -191,13 +192,22 @@ func (s *Session) Run(ctx context.Context, c Cmd, timeout time.Duration, onProgr
 		sc.Window = TaskWindow // read incrementally once it is a task
 	}
 	register := func(p *shell.Process) { s.running[p] = struct{}{} }
-	p := s.startWarm(sc, register)
+	p, backToBack := s.startWarm(sc, register)
 	if p == nil {
 		if p, err = s.start(sc, nil, register); err != nil {
 			return RunResult{}, err
 		}
 	}
-	defer func() { go s.prewarm() }()
+	if backToBack {
+		go s.prewarm()
+	} else {
+		defer func() { go s.prewarm() }()
+	}
+	defer func() {
+		s.mu.Lock()
+		s.lastRun = time.Now()
+		s.mu.Unlock()
+	}()
 	if c.Yield > 0 {
 		if info, ok := s.yield(ctx, p, c, timeout); ok {
 			return RunResult{Result: p.Result(), CwdReset: reset, RanIn: ranIn, Task: &info}, nil
@@ -263,29 +273,40 @@ func (s *Session) yield(ctx context.Context, p *shell.Process, c Cmd, timeout ti
 // startWarm hands a foreground command to the session's prestarted shell
 // and registers it; nil when there is none, or the command needs what a
 // prestarted shell does not have (its own argv, merged output).
-func (s *Session) startWarm(c shell.Command, register func(*shell.Process)) *shell.Process {
+//
+// backToBack reports a command that took a waiting shell right after the
+// session's previous one ended (within backToBackGap): calls made back to
+// back, where the next shell is best started at once, beside this
+// command, since the next call will come before a shell started after
+// this one could be ready. After a pause it starts once this command is
+// done, so as not to slow it down.
+func (s *Session) startWarm(c shell.Command, register func(*shell.Process)) (p *shell.Process, backToBack bool) {
 	if len(c.Argv) > 0 || c.Merge || c.Stdin != shell.StdinNull {
-		return nil
+		return nil, false
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.closed {
-		s.mu.Unlock()
-		return nil
+		return nil, false
 	}
-	p := s.takeWarmLocked()
-	if p == nil {
-		s.mu.Unlock()
-		return nil
+	if p = s.takeWarmLocked(); p == nil {
+		return nil, false
 	}
 	if err := p.Begin(c); err != nil {
-		s.mu.Unlock()
 		p.Close()
-		return nil
+		return nil, false
 	}
 	register(p)
-	s.mu.Unlock()
-	return p
+	return p, time.Since(s.lastRun) < backToBackGap
 }
+
+// backToBackGap is the longest pause between two commands of a session
+// that counts as calls made back to back: a program's loop, not an
+// agent's turn. It is below the time a shell takes to start (1–2 ms), so
+// that a shell started after a command still has the pause to get ready
+// in; starting one beside a command costs that command about 0.3 ms on
+// two cores.
+const backToBackGap = time.Millisecond
 
 // startDir returns the directory to run in: the tracked one, or if it has
 // gone the initial workdir, or / if that has gone too (then reset names the

@@ -1,14 +1,17 @@
 // Package kit is what boris's benchmark programs share: building the boris
-// binary from the repository, connecting the official client to it over
-// stdio, and percentiles.
+// binary from the repository, starting it over stdio or HTTP, connecting
+// the official client to it, and percentiles.
 package kit
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -42,6 +45,31 @@ func Stdio(ctx context.Context, bin string, args ...string) (*mcp.ClientSession,
 		log.Fatal(err)
 	}
 	return cs, cmd
+}
+
+var listenRe = regexp.MustCompile(`msg=listening addr=\S*:(\d+)`)
+
+// HTTP starts bin serving HTTP on a free loopback port with args (which
+// must not lower the log level below info: the port is read from the
+// log) and returns it running with its base URL.
+func HTTP(bin string, args ...string) (*exec.Cmd, string) {
+	cmd := exec.Command(bin, append([]string{"--port=0"}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		log.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if m := listenRe.FindStringSubmatch(sc.Text()); m != nil {
+			go io.Copy(io.Discard, stderr)
+			return cmd, "http://127.0.0.1:" + m[1]
+		}
+	}
+	log.Fatalf("%s exited before listening", bin)
+	return nil, ""
 }
 
 // Call calls a tool that must succeed and returns its text.
