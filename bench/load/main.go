@@ -131,8 +131,13 @@ func (s *server) sample() sample {
 	return out
 }
 
+// scrape fetches /metrics on a connection of its own each time, so that
+// no idle connection of the harness's is left holding a goroutine in boris
+// between samples (the goroutine count would vary by one).
+var scrape = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+
 func (s *server) metrics() map[string]float64 {
-	resp, err := http.Get(s.url + "/metrics")
+	resp, err := scrape.Get(s.url + "/metrics")
 	if err != nil {
 		return nil
 	}
