@@ -4,7 +4,7 @@
 // they must be back at the idle baseline (the run fails otherwise). It also
 // measures idle memory per session and the time from start to healthy.
 //
-//	go run ./bench/load [-sessions 50,200] [-duration 20s] [-era stateless|handshake]
+//	go run ./bench/load [-sessions 50,500] [-duration 20s] [-era stateless|handshake]
 package main
 
 import (
@@ -34,9 +34,9 @@ import (
 )
 
 func main() {
-	sessionsFlag := flag.String("sessions", "50,200", "comma-separated session counts to run")
+	sessionsFlag := flag.String("sessions", "50,500", "comma-separated session counts to run")
 	duration := flag.Duration("duration", 20*time.Second, "load time per run")
-	idle := flag.Int("idle", 500, "sessions for the idle-memory measurement (0: skip)")
+	idle := flag.Int("idle", 1000, "sessions for the idle-memory measurement (0: skip)")
 	mix := flag.String("tools", "bash,view,grep,find,str_replace,create_file", "the tools each session calls, in this order, round after round")
 	startups := flag.Int("startups", 20, "start-ups to time (0: skip)")
 	bin := flag.String("bin", "", "boris binary (default: build from the repository)")
