@@ -337,12 +337,10 @@ func TestStdioOneShotPipe(t *testing.T) {
 	waitGone(t, time.Second, readPid(t, filepath.Join(dir, "slow.pid")))
 }
 
-// A client that vanishes, closing both pipes while a call still runs: the
-// answer cannot be written (EPIPE, not a fatal SIGPIPE), the session's
-// processes are ended anyway, and boris exits 0. Commands still get the
-// default SIGPIPE behaviour.
-func TestStdioClientVanishes(t *testing.T) {
-	dir := tempDir(t)
+// startStdioPipes starts the binary over stdio in dir, for a test that
+// writes and reads the protocol's lines itself.
+func startStdioPipes(t *testing.T, dir string) (*exec.Cmd, io.WriteCloser, io.ReadCloser) {
+	t.Helper()
 	cmd := exec.Command(binPath, "--transport=stdio", "--workdir="+dir)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -355,6 +353,16 @@ func TestStdioClientVanishes(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	return cmd, stdin, stdout
+}
+
+// A client that vanishes, closing both pipes while a call still runs: the
+// answer cannot be written (EPIPE, not a fatal SIGPIPE), the session's
+// processes are ended anyway, and boris exits 0. Commands still get the
+// default SIGPIPE behaviour.
+func TestStdioClientVanishes(t *testing.T) {
+	dir := tempDir(t)
+	cmd, stdin, stdout := startStdioPipes(t, dir)
 	defer cmd.Process.Kill()
 	send := func(lines ...string) {
 		for _, l := range lines {
@@ -422,18 +430,7 @@ func TestStdioOversizedMessage(t *testing.T) {
 func TestStdioBadLines(t *testing.T) {
 	exchange := func(version string, lines ...string) (answers []map[string]any, raw []string) {
 		t.Helper()
-		cmd := exec.Command(binPath, "--transport=stdio", "--workdir="+tempDir(t))
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd, stdin, stdout := startStdioPipes(t, tempDir(t))
 		defer cmd.Process.Kill()
 		sc := bufio.NewScanner(stdout)
 		send := func(l string) {

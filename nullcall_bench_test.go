@@ -11,42 +11,64 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// stdioServer runs boris in process over stdio on real pipes, in a
+// directory holding small.go (40 lines), and returns the client's ends:
+// what to write requests to and where answers come from. stop ends it.
+func stdioServer(b *testing.B) (requests io.WriteCloser, answers io.Reader, stop func()) {
+	dir := b.TempDir()
+	var small []byte
+	for i := range 40 {
+		small = fmt.Appendf(small, "line %d of a small source file\n", i)
+	}
+	if err := os.WriteFile(dir+"/small.go", small, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		_ = run(ctx, []string{"--transport=stdio", "--workdir=" + dir, "--log-level=error"}, func(string) string { return "" }, inR, outW, io.Discard)
+		close(done)
+	}()
+	return inW, outR, func() {
+		inW.Close()
+		cancel()
+		<-done
+	}
+}
+
 // BenchmarkNullCallStdio is a tool call that does nothing (task_output of
-// an unknown task) through boris's stdio transport over real pipes, with
-// the go-sdk client in the same process: the fixed cost of a call, client
-// included. -cpuprofile shows where it goes.
+// an unknown task), and a view of a 40-line file, through boris's stdio
+// transport over real pipes, with the go-sdk client in the same process:
+// the fixed cost of a call, client included. -cpuprofile shows where it
+// goes.
 func BenchmarkNullCallStdio(b *testing.B) {
-	for _, tc := range []struct{ name, tool string }{{"null", "task_output"}, {"view", "view"}} {
+	for _, tc := range []struct {
+		name, tool string
+		args       map[string]any
+	}{{"null", "task_output", map[string]any{"task_id": "none"}}, {"view", "view", map[string]any{"path": "small.go"}}} {
 		b.Run(tc.name, func(b *testing.B) {
-			dir := b.TempDir()
-			os.WriteFile(dir+"/small.go", []byte("package x\n\nfunc A() {}\n"), 0o644)
-			inR, inW, _ := os.Pipe()
-			outR, outW, _ := os.Pipe()
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan struct{})
-			go func() {
-				_ = run(ctx, []string{"--transport=stdio", "--workdir=" + dir, "--log-level=error"}, func(string) string { return "" }, inR, outW, io.Discard)
-				close(done)
-			}()
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "b", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+			requests, answers, stop := stdioServer(b)
+			defer stop()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "b", Version: "1"}, nil).Connect(context.Background(), &mcp.IOTransport{Reader: io.NopCloser(answers), Writer: requests}, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
-			args := map[string]any{"task_id": "none"}
-			if tc.tool == "view" {
-				args = map[string]any{"path": "small.go"}
-			}
+			defer cs.Close()
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: args}); err != nil {
+				if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args}); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.StopTimer()
-			cs.Close()
-			inW.Close()
-			cancel()
-			<-done
 		})
 	}
 }
@@ -59,44 +81,27 @@ func BenchmarkNullCallStdioRaw(b *testing.B) {
 		{"null", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"task_output","arguments":{"task_id":"none"}}}`},
 		{"view", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"view","arguments":{"path":"small.go"}}}`},
 	} {
-		b.Run(tc.name, func(b *testing.B) { rawCalls(b, tc.call) })
+		b.Run(tc.name, func(b *testing.B) {
+			requests, answers, stop := stdioServer(b)
+			defer stop()
+			r := bufio.NewReader(answers)
+			send := func(s string) {
+				if _, err := io.WriteString(requests, s+"\n"); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := r.ReadString('\n'); err != nil {
+					b.Fatal(err)
+				}
+			}
+			send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+			if _, err := io.WriteString(requests, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				send(tc.call)
+			}
+			b.StopTimer()
+		})
 	}
-}
-
-func rawCalls(b *testing.B, call string) {
-	dir := b.TempDir()
-	var small []byte
-	for i := range 40 {
-		small = fmt.Appendf(small, "line %d of a small source file\n", i)
-	}
-	if err := os.WriteFile(dir+"/small.go", small, 0o644); err != nil {
-		b.Fatal(err)
-	}
-	inR, inW, _ := os.Pipe()
-	outR, outW, _ := os.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		_ = run(ctx, []string{"--transport=stdio", "--workdir=" + dir, "--log-level=error"}, func(string) string { return "" }, inR, outW, io.Discard)
-		close(done)
-	}()
-	r := bufio.NewReader(outR)
-	send := func(s string) {
-		if _, err := io.WriteString(inW, s+"\n"); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := r.ReadString('\n'); err != nil {
-			b.Fatal(err)
-		}
-	}
-	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-	io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
-	b.ReportAllocs()
-	for b.Loop() {
-		send(call)
-	}
-	b.StopTimer()
-	inW.Close()
-	cancel()
-	<-done
 }
