@@ -72,17 +72,32 @@ clean:
 GORELEASER_VERSION := v2.16.0
 E2E_FLAGS ?= -count=1 -parallel 8 -timeout 20m
 
-.PHONY: images e2e e2e-lint helm-test release-check release clean-images
+.PHONY: images e2e e2e-lint kube-bin cluster-up cluster-down helm-test release-check release clean-images
 
 ## images: boris:latest and boris:distroless from Dockerfile and
 ## Dockerfile.distroless, offline: local stand-ins replace the base images
 images:
 	VERSION=$(VERSION) scripts/images.sh
 
-## e2e: the images, then the container, compose, Helm, Dockerfile and
-## release tests in e2e/
-e2e: images e2e-lint
+## e2e: the images, then the container, compose, Helm (rendered, and
+## installed on a throwaway Kubernetes cluster), Dockerfile and release
+## tests in e2e/
+e2e: images e2e-lint kube-bin
 	cd e2e && BORIS_E2E_SKIP_BUILD=1 TESTCONTAINERS_RYUK_DISABLED=true go test $(E2E_FLAGS) ./...
+
+## kube-bin: the Kubernetes binaries of the test cluster, built from the
+## module proxy at the version e2e/kube/k8sbin/go.mod pins (minutes the
+## first time, then found in the user cache directory)
+kube-bin:
+	cd e2e && go run ./kube/cmd/cluster bin
+
+## cluster-up: the test cluster the chart's e2e tests use, started by hand
+## (root; prints the KUBECONFIG to export); cluster-down removes it all
+cluster-up: images
+	cd e2e && go run ./kube/cmd/cluster up
+
+cluster-down:
+	cd e2e && go run ./kube/cmd/cluster down
 
 e2e-lint:
 	cd e2e && go vet ./... && go tool staticcheck ./...

@@ -48,7 +48,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	repoRoot = root
-	os.Exit(m.Run())
+	code := m.Run()
+	stopCluster()
+	os.Exit(code)
 }
 
 func inCI() bool { return os.Getenv("CI") != "" }

@@ -12,16 +12,28 @@
 #   python3, less      the interactive-command tests drive a Python REPL
 #                      under a terminal and read less's screen
 #   docker-compose     only when neither it nor `docker compose` is there
+#   etcd-server, containernetworking-plugins, iptables, iproute2, and
+#   containerd and runc unless some package already gives those commands
+#                      the throwaway Kubernetes cluster the chart is
+#                      installed on (e2e/kube; its Kubernetes binaries are
+#                      built from the module proxy)
 #
 # Go tools (staticcheck) and libraries (Helm's and GoReleaser's packages for
 # the chart and release checks) are pinned in go.mod / e2e/go.mod and fetched
 # by `go` itself through the module proxy.
 set -euo pipefail
 
-packages=(ripgrep fd-find git busybox-static bash-static ca-certificates tzdata chromium python3 less)
+packages=(ripgrep fd-find git busybox-static bash-static ca-certificates tzdata chromium python3 less
+  etcd-server containernetworking-plugins iptables iproute2)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# Docker's own packages (containerd.io) give containerd and runc under
+# other package names, and conflict with Debian's: only a machine with
+# neither command gets Debian's.
+for c in containerd runc; do
+  command -v "$c" >/dev/null 2>&1 || missing+=("$c")
 done
 compose=()
 if ! docker compose version >/dev/null 2>&1 && ! command -v docker-compose >/dev/null 2>&1; then
