@@ -241,7 +241,7 @@ func cleanIptables(dir string, log io.Writer) error {
 	}
 	var errs []error
 	for _, tool := range []string{"iptables", "ip6tables"} {
-		saved, err := exec.Command(tool+"-save").Output()
+		saved, err := exec.Command(tool + "-save").Output()
 		if err != nil {
 			continue
 		}
