@@ -18,25 +18,8 @@ import (
 // Kubernetes (minutes); later ones find the binaries in the user's cache
 // directory, or relink from Go's build cache.
 func Binaries(ctx context.Context, moduleDir string, log io.Writer) (string, error) {
-	version, err := pinnedVersion(filepath.Join(moduleDir, "go.mod"))
+	version, err := pinnedVersion(filepath.Join(moduleDir, "go.mod"), "k8s.io/kubernetes")
 	if err != nil {
-		return "", err
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	dir := filepath.Join(cache, "boris-kube", version)
-	missing := false
-	for _, b := range components {
-		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
-			missing = true
-		}
-	}
-	if !missing {
-		return dir, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
 	minor := strings.SplitN(strings.TrimPrefix(version, "v"), ".", 3)
@@ -47,38 +30,82 @@ func Binaries(ctx context.Context, moduleDir string, log io.Writer) (string, err
 	// Helm's kubeVersion checks see that.
 	ldflags := fmt.Sprintf("-s -w -X k8s.io/component-base/version.gitVersion=%s -X k8s.io/component-base/version.gitMajor=%s -X k8s.io/component-base/version.gitMinor=%s -X k8s.io/component-base/version.gitTreeState=clean",
 		version, minor[0], minor[1])
-	args := []string{"build", "-trimpath", "-ldflags", ldflags, "-o", dir + "/"}
+	var pkgs []string
 	for _, b := range components {
-		args = append(args, "k8s.io/kubernetes/cmd/"+b)
+		pkgs = append(pkgs, "k8s.io/kubernetes/cmd/"+b)
 	}
-	fmt.Fprintf(log, "kube: building Kubernetes %s (the first time takes minutes)\n", version)
-	cmd := exec.CommandContext(ctx, "go", args...)
+	fmt.Fprintf(log, "kube: Kubernetes %s (the first build takes minutes)\n", version)
+	return buildCached(ctx, moduleDir, version, ldflags, pkgs)
+}
+
+// SandboxController returns the agent-sandbox controller of the release
+// pinned in moduleDir/go.mod (the sandboxbin module), built from the
+// module proxy the first time and kept in the user's cache directory.
+func SandboxController(ctx context.Context, moduleDir string, log io.Writer) (string, error) {
+	version, err := pinnedVersion(filepath.Join(moduleDir, "go.mod"), SandboxModule)
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(log, "kube: agent-sandbox controller %s\n", version)
+	dir, err := buildCached(ctx, moduleDir, "agent-sandbox-"+version, "-s -w", []string{SandboxModule + "/cmd/agent-sandbox-controller"})
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "agent-sandbox-controller"), nil
+}
+
+// SandboxModule is agent-sandbox's Go module: its CRDs are read from it
+// (k8s/crds) and its controller built from it.
+const SandboxModule = "sigs.k8s.io/agent-sandbox"
+
+// buildCached builds the main packages pkgs of the module in moduleDir
+// into the user's cache directory under boris-kube/key, unless every one
+// of them is already there, and returns that directory.
+func buildCached(ctx context.Context, moduleDir, key, ldflags string, pkgs []string) (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cache, "boris-kube", key)
+	missing := false
+	for _, p := range pkgs {
+		if _, err := os.Stat(filepath.Join(dir, filepath.Base(p))); err != nil {
+			missing = true
+		}
+	}
+	if !missing {
+		return dir, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, "go", append([]string{"build", "-trimpath", "-ldflags", ldflags, "-o", dir + "/"}, pkgs...)...)
 	cmd.Dir = moduleDir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("building Kubernetes %s: %v\n%s", version, err, out.String())
+		return "", fmt.Errorf("building %s in %s: %v\n%s", strings.Join(pkgs, " "), moduleDir, err, out.String())
 	}
 	return dir, nil
 }
 
-// pinnedVersion reads the k8s.io/kubernetes requirement of a go.mod.
-func pinnedVersion(gomod string) (string, error) {
+// pinnedVersion reads the requirement of module in a go.mod.
+func pinnedVersion(gomod, module string) (string, error) {
 	b, err := os.ReadFile(gomod)
 	if err != nil {
 		return "", err
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		f := strings.Fields(line)
-		if len(f) >= 3 && f[0] == "require" && f[1] == "k8s.io/kubernetes" {
+		if len(f) >= 3 && f[0] == "require" && f[1] == module {
 			return f[2], nil
 		}
-		if len(f) >= 2 && f[0] == "k8s.io/kubernetes" && strings.HasPrefix(f[1], "v") {
+		if len(f) >= 2 && f[0] == module && strings.HasPrefix(f[1], "v") {
 			return f[1], nil
 		}
 	}
-	return "", errors.New(gomod + " does not require k8s.io/kubernetes")
+	return "", errors.New(gomod + " does not require " + module)
 }
 
 // AgentImage is the sidecar agent the tests put next to boris: the image

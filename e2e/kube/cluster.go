@@ -479,12 +479,18 @@ func (c *Cluster) bin(name string) string { return filepath.Join(c.binDir, name)
 // process that started it, for `make cluster-up`), with its output in
 // logs/<name>.log and its pid in pids/<name>.
 func (c *Cluster) spawn(name, path string, args ...string) error {
+	return c.spawnEnv(name, nil, path, args...)
+}
+
+// spawnEnv is spawn with variables added to the environment.
+func (c *Cluster) spawnEnv(name string, env []string, path string, args ...string) error {
 	logf, err := os.OpenFile(filepath.Join(c.Dir, "logs", name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
 	cmd := exec.Command(path, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {

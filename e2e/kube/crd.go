@@ -64,3 +64,40 @@ func ApplyCRDFromModule(ctx context.Context, c *Cluster, moduleAtVersion, file s
 	}
 	return ApplyCRDFile(ctx, c, filepath.Join(info.Dir, file))
 }
+
+// SandboxCRDs are the CustomResourceDefinitions of agent-sandbox, as its
+// module ships them.
+var SandboxCRDs = []string{
+	"k8s/crds/agents.x-k8s.io_sandboxes.yaml",
+	"k8s/crds/extensions.agents.x-k8s.io_sandboxtemplates.yaml",
+	"k8s/crds/extensions.agents.x-k8s.io_sandboxwarmpools.yaml",
+	"k8s/crds/extensions.agents.x-k8s.io_sandboxclaims.yaml",
+}
+
+// sandboxController names the agent-sandbox controller among the
+// cluster's processes (pids/, logs/).
+const sandboxController = "agent-sandbox-controller"
+
+// StartSandboxController runs agent-sandbox's controller (the binary
+// SandboxController built) on the node as the cluster's administrator,
+// with its extensions (templates, warm pools, claims), until Down. It
+// runs without its webhook: the objects are created at the version the
+// CRDs store (v1beta1), so no conversion is asked of it.
+func (c *Cluster) StartSandboxController(path string) error {
+	err := c.spawnEnv(sandboxController, []string{"KUBECONFIG=" + c.Kubeconfig}, path,
+		"--extensions", "--enable-webhook=false", "--leader-elect=false",
+		"--metrics-bind-address=0", "--health-probe-bind-address=0")
+	if err != nil {
+		return err
+	}
+	// It is up once it has not died for a moment; what it does shows in
+	// the objects it reconciles.
+	time.Sleep(time.Second)
+	if !c.alive(sandboxController) {
+		return fmt.Errorf("%s exited\n%s", sandboxController, c.logTail(sandboxController))
+	}
+	return nil
+}
+
+// SandboxControllerLog is the end of the controller's log, for failures.
+func (c *Cluster) SandboxControllerLog() string { return c.logTail(sandboxController) }

@@ -43,7 +43,9 @@ func Down(dir string, log io.Writer) error {
 		}
 	}
 	// Pods first, while the kubelet can still tear their networks down.
-	stop(dir, log, "kube-controller-manager") // nothing recreates them
+	// Nothing recreates them once the controllers are gone.
+	stop(dir, log, sandboxController)
+	stop(dir, log, "kube-controller-manager")
 	deletePods(dir, log)
 	for _, name := range []string{"kube-proxy", "kubelet", "kube-scheduler", "kube-apiserver"} {
 		stop(dir, log, name)

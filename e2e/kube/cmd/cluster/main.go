@@ -6,7 +6,8 @@
 //	make cluster-down   # go run ./kube/cmd/cluster down
 //
 // up needs the boris images (make images) and root. bin only builds the
-// Kubernetes binaries (or finds them built) and prints their directory.
+// Kubernetes binaries and the agent-sandbox controller (or finds them
+// built) and prints where they are.
 package main
 
 import (
@@ -46,7 +47,12 @@ func run(what, dir string) error {
 		return err
 	}
 	if what == "bin" {
+		ctrl, err := kube.SandboxController(ctx, filepath.Join(e2eDir, "kube", "sandboxbin"), os.Stderr)
+		if err != nil {
+			return err
+		}
 		fmt.Println(bin)
+		fmt.Println(ctrl)
 		return nil
 	}
 	images, err := kube.BuildImages(ctx, e2eDir, os.Stderr)
