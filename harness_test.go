@@ -58,7 +58,8 @@ func (l *logBuffer) String() string {
 	return strings.Join(l.lines, "\n")
 }
 
-var listenRe = regexp.MustCompile(`msg=listening addr=\S*:(\d+)`)
+// listenRe finds the port in the "listening" line, text or JSON.
+var listenRe = regexp.MustCompile(`msg=listening addr=\S*:(\d+)|"msg":"listening","addr":"[^"]*:(\d+)"`)
 
 // scanLogs reads a server's stderr until it reports its port, then keeps
 // collecting the rest in the background.
@@ -72,7 +73,7 @@ func scanLogs(t *testing.T, r io.Reader, logs *logBuffer) string {
 		for sc.Scan() {
 			logs.add(sc.Text())
 			if m := listenRe.FindStringSubmatch(sc.Text()); m != nil && !sent {
-				portc <- m[1]
+				portc <- m[1] + m[2]
 				sent = true
 			}
 		}

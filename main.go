@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/boris-mcp/boris/internal/audit"
 	"github.com/boris-mcp/boris/internal/config"
 	"github.com/boris-mcp/boris/internal/files"
 	"github.com/boris-mcp/boris/internal/metrics"
@@ -28,6 +29,7 @@ import (
 	"github.com/boris-mcp/boris/internal/server"
 	"github.com/boris-mcp/boris/internal/session"
 	"github.com/boris-mcp/boris/internal/shell"
+	"github.com/boris-mcp/boris/internal/telemetry"
 	"github.com/boris-mcp/boris/internal/tools"
 	"golang.org/x/sys/unix"
 )
@@ -116,7 +118,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if cfg.Healthcheck {
 		return healthcheck(ctx, cfg)
 	}
-	logger := newLogger(cfg, stderr)
+	// One handler, so the log and the audit trail (info whatever the
+	// level) take turns writing to stderr.
+	base := newLoggerAt(cfg, stderr, min(cfg.LogLevel, slog.LevelInfo))
+	logger := slog.New(server.MinLevel(base.Handler(), cfg.LogLevel))
 	for _, w := range cfg.Warnings {
 		logger.Warn(w)
 	}
@@ -176,17 +181,34 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		}
 		sessOpts.Runner = shell.NewRunner(cfg.Shell, shell.Environ(os.Environ()), opts)
 	}
+	tracing, err := telemetry.Setup(ctx, getenv, ver)
+	if err != nil {
+		return err
+	}
+	if tracing != nil {
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tracing.Shutdown(sctx); err != nil {
+				logger.Warn("exporting the last spans", "err", err)
+			}
+		}()
+		logger.Info("tracing on: spans exported over OTLP", "protocol", tracing.Protocol, "endpoint", tracing.Endpoint)
+	}
 	set, err := tools.NewSet(tools.Deps{
 		Config:   cfg,
 		Policy:   policy,
 		Files:    files.New(files.Options{Policy: policy, MaxFileSize: cfg.MaxFileSize, RequireViewBeforeEdit: cfg.RequireViewBeforeEdit}),
 		Logger:   logger,
 		Observer: m,
+		// The audit trail is written at info whatever --log-level says.
+		Audit:   audit.New(base, cfg.Audit),
+		Tracing: tracing,
 	})
 	if err != nil {
 		return err
 	}
-	srv := server.New(server.Deps{Config: cfg, Version: ver, Logger: logger, Tools: set, Sessions: sessOpts, Metrics: m, Sandbox: sandboxHealth(sb)})
+	srv := server.New(server.Deps{Config: cfg, Version: ver, Logger: logger, Tools: set, Sessions: sessOpts, Metrics: m, Sandbox: sandboxHealth(sb), Tracing: tracing})
 
 	logger.Info("boris starting",
 		"version", ver,
@@ -373,8 +395,9 @@ func shellDesc(cfg *config.Config) string {
 	return cfg.Shell + " (" + cfg.ShellSource + ")"
 }
 
-func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+// newLoggerAt is the logger of --log-format writing to w from level up.
+func newLoggerAt(cfg *config.Config, w io.Writer, level slog.Level) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
 	if cfg.LogFormat == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}

@@ -112,6 +112,9 @@ type Config struct {
 	SessionIdleTimeout time.Duration
 	LogLevel           slog.Level
 	LogFormat          string
+	// Audit is what the audit record of a tool call holds: AuditFull,
+	// AuditPaths (no command or input text) or AuditOff (no record).
+	Audit string
 	// Warnings are messages to log once the logger exists (deprecated
 	// spellings, a missing shell).
 	Warnings []string
@@ -154,6 +157,13 @@ func (c *Config) ToolEnabled(name string) bool {
 	return true
 }
 
+// The --audit modes.
+const (
+	AuditFull  = "full"
+	AuditPaths = "paths"
+	AuditOff   = "off"
+)
+
 // cli is the kong model. The env tags are read by envResolver through the
 // getenv function handed to Parse, never from the process environment
 // directly, so tests can run the whole CLI in-process.
@@ -180,6 +190,7 @@ type cli struct {
 	SessionIdleTimeout    string   `help:"Close sessions idle this long, terminating their processes (0 = never)." default:"10m" envvar:"BORIS_SESSION_IDLE_TIMEOUT"`
 	LogLevel              string   `help:"Log level: debug, info, warn, error." default:"info" envvar:"BORIS_LOG_LEVEL"`
 	LogFormat             string   `help:"Log format: text or json." default:"text" envvar:"BORIS_LOG_FORMAT"`
+	Audit                 string   `help:"Audit record of every tool call, logged at info whatever --log-level: full (with the command text), paths (without command or input text), off." default:"full" envvar:"BORIS_AUDIT"`
 	Sandbox               string   `help:"Run every bash command under a Landlock sandbox (Linux): off or on. On: writes only in the allowed dirs (or workdir), the temp dir and --sandbox-write paths; --deny-dir paths unreadable." default:"off" envvar:"BORIS_SANDBOX"`
 	SandboxWrite          []string `sep:"none" help:"Extra path sandboxed commands may write, e.g. a build cache (repeatable)." placeholder:"PATH" envvar:"BORIS_SANDBOX_WRITE"`
 	SandboxNet            string   `help:"TCP for sandboxed commands: allow, deny, or the ports they may connect to (e.g. 443,80; binds refused)." default:"allow" envvar:"BORIS_SANDBOX_NET"`
@@ -450,6 +461,11 @@ func (c *cli) resolve(getenv func(string) string) (*Config, error) {
 	case "text", "json":
 	default:
 		fail("invalid --log-format %q: valid values are text and json", c.LogFormat)
+	}
+	switch cfg.Audit = strings.ToLower(c.Audit); cfg.Audit {
+	case AuditFull, AuditPaths, AuditOff:
+	default:
+		fail("invalid --audit %q: valid values are full, paths, off", c.Audit)
 	}
 
 	if len(errs) > 0 {

@@ -20,6 +20,8 @@ import (
 // added, modified (a moved file under its new name) and deleted.
 type PatchResult struct {
 	Added, Modified, Deleted []string
+	// Written is how many bytes the files written hold.
+	Written int64
 }
 
 // FactPatchContext is the fact of a PATCH_CONTEXT_NOT_FOUND error.
@@ -90,6 +92,11 @@ func (s *Service) ApplyPatch(c Ctx, p *patch.Patch) (*PatchResult, error) {
 	}
 	if err := st.commit(); err != nil {
 		return nil, err
+	}
+	for _, f := range st.files {
+		if f.touched && f.exists {
+			res.Written += int64(len(f.content))
+		}
 	}
 	return res, nil
 }

@@ -12,17 +12,21 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/boris-mcp/boris/internal/config"
 	"github.com/boris-mcp/boris/internal/session"
+	"github.com/boris-mcp/boris/internal/telemetry"
 	"github.com/boris-mcp/boris/internal/tools"
 )
 
@@ -43,6 +47,8 @@ type Deps struct {
 	Tools    *tools.Set
 	Sessions session.Options
 	Metrics  Metrics // may be nil
+	// Tracing makes the spans of MCP requests (nil: tracing is off).
+	Tracing *telemetry.Tracing
 	// Sandbox is what /health reports under "sandbox" (nil: omitted).
 	Sandbox map[string]any
 
@@ -174,15 +180,78 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
 			s.watchTransport(ss, credential(req.GetExtra()))
 		}
-		if method == "tools/call" {
+		call, isCall := req.(*mcp.CallToolRequest)
+		if isCall {
 			if httpCtx := s.postContext(req.GetExtra()); httpCtx != nil {
 				var stop func() bool
 				ctx, stop = withCancelFrom(ctx, httpCtx)
 				defer stop()
 			}
+			ctx = tools.WithCaller(ctx, s.caller(req))
 		}
-		return next(ctx, method, req)
+		if s.deps.Tracing == nil {
+			return next(ctx, method, req)
+		}
+		r := telemetry.Request{Method: method, Transport: s.transportName()}
+		if v, ok := req.(interface{ ProtocolVersion() string }); ok {
+			r.ProtocolVersion = v.ProtocolVersion()
+		}
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+			r.SessionID = ss.ID()
+		}
+		if p := req.GetParams(); p != nil {
+			r.Meta = p.GetMeta()
+		}
+		if extra := req.GetExtra(); extra != nil {
+			r.Header = extra.Header
+		}
+		if isCall && call.Params != nil {
+			r.Target = call.Params.Name
+		}
+		ctx, span := s.deps.Tracing.StartRequest(ctx, r)
+		defer span.End()
+		res, err := next(ctx, method, req)
+		var werr *jsonrpc.Error
+		switch {
+		case errors.As(err, &werr):
+			code := strconv.FormatInt(werr.Code, 10)
+			span.SetString("rpc.response.status_code", code)
+			span.Fail(code, werr.Message)
+		case err != nil:
+			span.Fail("_OTHER", err.Error())
+		default:
+			if ctr, ok := res.(*mcp.CallToolResult); ok && ctr.IsError {
+				span.Fail("tool_error", "the tool call failed")
+			}
+		}
+		return res, err
 	}
+}
+
+// transportName is "stdio" or "http".
+func (s *Server) transportName() string {
+	if s.stdio.Load() {
+		return "stdio"
+	}
+	return "http"
+}
+
+// caller says who makes a tool call, for its audit record.
+func (s *Server) caller(req mcp.Request) tools.Caller {
+	c := tools.Caller{Credential: credential(req.GetExtra()), Era: eraOf(req), Transport: s.transportName()}
+	if p := req.GetParams(); p != nil {
+		if info, ok := p.GetMeta()[mcp.MetaKeyClientInfo].(map[string]any); ok {
+			name, _ := info["name"].(string)
+			version, _ := info["version"].(string)
+			c.Client = strings.TrimSpace(name + " " + version)
+		}
+	}
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && c.Client == "" {
+		if ip := ss.InitializeParams(); ip != nil && ip.ClientInfo != nil {
+			c.Client = strings.TrimSpace(ip.ClientInfo.Name + " " + ip.ClientInfo.Version)
+		}
+	}
+	return c
 }
 
 // statelessVersion is the first protocol revision without a handshake or
@@ -302,6 +371,9 @@ func (s *Server) Shutdown(ctx context.Context) {
 
 // ActiveSessions returns the number of live sessions.
 func (s *Server) ActiveSessions() int { return s.sessions.Len() }
+
+// MinLevel returns h with its minimum level raised to min.
+func MinLevel(h slog.Handler, min slog.Level) slog.Handler { return minLevel{h, min} }
 
 // minLevel raises a handler's minimum level (the SDK logs every session at
 // info; that belongs at debug for boris).

@@ -166,6 +166,8 @@ type Cmd struct {
 	Dir string
 	// Merge and Tail are as in shell.Command.
 	Merge, Tail bool
+	// Env are NAME=value variables added to the command's environment.
+	Env []string
 	// Yield, when positive, makes a command still running after that long
 	// a background task: Run returns with the output so far and the task
 	// (RunResult.Task); the command keeps its timeout.
@@ -187,7 +189,7 @@ func (s *Session) Run(ctx context.Context, c Cmd, timeout time.Duration, onProgr
 	if c.Dir != "" {
 		dir, reset, ranIn = c.Dir, "", ""
 	}
-	sc := shell.Command{Script: c.Script, Argv: c.Argv, Dir: dir, Merge: c.Merge, Tail: c.Tail, OnProgress: onProgress}
+	sc := shell.Command{Script: c.Script, Argv: c.Argv, Dir: dir, Env: c.Env, Merge: c.Merge, Tail: c.Tail, OnProgress: onProgress}
 	if c.Yield > 0 {
 		sc.Window = TaskWindow // read incrementally once it is a task
 	}

@@ -53,6 +53,8 @@ type TaskOptions struct {
 	// sends its stderr into its stdout.
 	Dir   string
 	Merge bool
+	// Env are NAME=value variables added to the task's environment.
+	Env []string
 }
 
 // TaskInfo describes a started background task.
@@ -76,7 +78,7 @@ func (s *Session) StartTask(o TaskOptions) (TaskInfo, error) {
 	if o.Dir != "" {
 		dir = o.Dir
 	}
-	c := shell.Command{Script: o.Script, Dir: dir, Window: TaskWindow, Merge: o.Merge}
+	c := shell.Command{Script: o.Script, Dir: dir, Env: o.Env, Window: TaskWindow, Merge: o.Merge}
 	var screen *term.Screen
 	var reply lateWriter
 	switch {

@@ -154,3 +154,40 @@ func TestPrestart(t *testing.T) {
 		t.Fatal("an unused prestarted shell did not end")
 	}
 }
+
+// TestCommandEnv: a command's own variables reach it, started or
+// prestarted, values with spaces, quotes and newlines intact, and the
+// prestarted shell's reading leaves no variable of its own behind.
+func TestCommandEnv(t *testing.T) {
+	r := testRunner(t, "/bin/bash", Options{})
+	dir := t.TempDir()
+	env := []string{"TRACEPARENT=00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "ODD=a b'c\"d\ne$f"}
+	script := `printf '%s|%s|%s' "$TRACEPARENT" "$ODD" "${__boris_v-unset}"`
+	want := env[0][len("TRACEPARENT="):] + "|" + env[1][len("ODD="):] + "|unset"
+	p, err := r.Start(Command{Script: script, Dir: dir, Env: env, Sentinel: testSentinel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Wait(context.Background(), 10*time.Second).Stdout.Text; got != want {
+		t.Fatalf("started: %q, want %q", got, want)
+	}
+	p.Close()
+	for _, e := range [][]string{env, nil} {
+		q, err := r.Prestart(dir, testSentinel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Begin(Command{Script: script, Dir: dir, Env: e}); err != nil {
+			t.Fatal(err)
+		}
+		got := q.Wait(context.Background(), 10*time.Second).Stdout.Text
+		q.Close()
+		w := want
+		if e == nil {
+			w = "||unset"
+		}
+		if got != w {
+			t.Fatalf("prestarted with %q: %q, want %q", e, got, w)
+		}
+	}
+}

@@ -103,6 +103,9 @@ type Command struct {
 	Tee io.Writer
 	// Dir is the working directory.
 	Dir string
+	// Env are NAME=value variables added to the runner's environment
+	// (a prestarted shell exports them before the command).
+	Env []string
 	// Sentinel marks where the shell prints its final directory.
 	Sentinel string
 	// OnProgress, if set, receives new output (stdout then stderr) at most
@@ -225,8 +228,9 @@ func epilogue(sentinel string) string {
 // to the directory and runs the command as wrapper does. A shell whose
 // command never comes (descriptor 3 closed empty) exits at once.
 func prestartWrapper(sentinel string) string {
-	return `IFS= read -r -d '' __boris_d <&3 && IFS= read -r -d '' __boris_c <&3 || exit 125; exec 3<&-; ` +
-		`cd -- "$__boris_d" || exit 1; unset OLDPWD __boris_d; eval "$__boris_c"` + epilogue(sentinel)
+	return `IFS= read -r -d '' __boris_d <&3 && IFS= read -r -d '' __boris_c <&3 || exit 125; ` +
+		`while IFS= read -r -d '' __boris_v <&3 && [ -n "$__boris_v" ]; do export "$__boris_v"; done; exec 3<&-; ` +
+		`cd -- "$__boris_d" || exit 1; unset OLDPWD __boris_d __boris_v; eval "$__boris_c"` + epilogue(sentinel)
 }
 
 // ErrNotPrestartable is returned by Begin for a command a prestarted shell
@@ -249,7 +253,7 @@ func (r *Runner) Prestart(dir, sentinel string) (*Process, error) {
 	return r.start(Command{Dir: dir, Sentinel: sentinel}, true)
 }
 
-// Begin hands a prestarted shell its command: c's Script, Dir, Tail,
+// Begin hands a prestarted shell its command: c's Script, Dir, Env, Tail,
 // Window and OnProgress (its other fields were fixed by Prestart). The
 // command's time starts now.
 func (p *Process) Begin(c Command) error {
@@ -259,9 +263,20 @@ func (p *Process) Begin(c Command) error {
 	if strings.IndexByte(c.Script, 0) >= 0 || strings.IndexByte(c.Dir, 0) >= 0 {
 		return ErrNotPrestartable
 	}
+	// The directory, the command, each variable, and an empty field
+	// that ends the variables (see prestartWrapper).
+	msg := make([]byte, 0, len(c.Dir)+len(c.Script)+3+64*len(c.Env))
+	msg = append(append(append(append(msg, c.Dir...), 0), c.Script...), 0)
+	for _, v := range c.Env {
+		if v == "" || strings.IndexByte(v, 0) >= 0 {
+			return ErrNotPrestartable
+		}
+		msg = append(append(msg, v...), 0)
+	}
+	msg = append(msg, 0)
 	p.configure(c)
 	p.started = time.Now()
-	_, err := p.script.Write([]byte(c.Dir + "\x00" + c.Script + "\x00"))
+	_, err := p.script.Write(msg)
 	p.script.Close()
 	p.script = nil
 	if err != nil {
@@ -333,7 +348,7 @@ func (r *Runner) start(c Command, deferred bool) (*Process, error) {
 		return nil, &StartError{Err: err}
 	}
 	cmd.Dir = c.Dir
-	cmd.Env = append(append(make([]string, 0, len(r.env)+3), r.env...), "PWD="+c.Dir)
+	cmd.Env = append(append(append(make([]string, 0, len(r.env)+len(c.Env)+3), r.env...), c.Env...), "PWD="+c.Dir)
 	if c.Stdin == StdinTTY {
 		master, tty, err := pty.Open()
 		if err != nil {

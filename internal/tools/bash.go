@@ -100,27 +100,32 @@ func runBash(ctx context.Context, c *call, command string, in *bashRun, defMs in
 		return nil, codes.Errorf(codes.BashEmptyCommand, "command is empty: give the shell command to run")
 	}
 	cfg := c.deps.Config
+	c.rec.Command = command
+	ctx, span, env := c.startCommand(ctx)
+	defer span.End()
 	switch {
 	case bool(in.TTY || in.Interactive):
-		info, err := c.sess.StartTask(session.TaskOptions{Script: command, Interactive: true, TTY: bool(in.TTY), Cols: cfg.TTYCols, Rows: cfg.TTYRows})
+		info, err := c.sess.StartTask(session.TaskOptions{Script: command, Interactive: true, TTY: bool(in.TTY), Cols: cfg.TTYCols, Rows: cfg.TTYRows, Env: env})
 		if err != nil {
 			return nil, err
 		}
+		c.rec.TaskID = info.ID
 		st, err := c.sess.TaskOutput(info.ID, waitOf(in.WaitMs, defaultWaitMs))
 		if err != nil {
 			return nil, err
 		}
 		return textResult(formatTask(st, taskHint)), nil
 	case bool(in.RunInBackground):
-		info, err := c.sess.StartBackground(command)
+		info, err := c.sess.StartTask(session.TaskOptions{Script: command, Env: env})
 		if err != nil {
 			return nil, err
 		}
+		c.rec.TaskID = info.ID
 		return textResult(fmt.Sprintf("task_id: %s\npgid: %d\nThe command is running in the background. %s (or kill -TERM -%d from bash)",
 			info.ID, info.Pgid, taskHint, info.Pgid)), nil
 	}
 	timeoutMs := clampTimeout(int64(in.Timeout), defMs)
-	cmd := session.Cmd{Script: command}
+	cmd := session.Cmd{Script: command, Env: env}
 	if in.YieldMs > 0 {
 		cmd.Yield = time.Duration(min(int64(in.YieldMs), MaxTimeoutMs)) * time.Millisecond
 	}
@@ -129,6 +134,7 @@ func runBash(ctx context.Context, c *call, command string, in *bashRun, defMs in
 		return nil, err
 	}
 	if res.Task != nil {
+		c.rec.TaskID = res.Task.ID
 		var b strings.Builder
 		fmt.Fprintf(&b, "status: running\ntask_id: %s\npgid: %d\nThe command is still running after %d ms and goes on as a background task (it keeps its %d ms timeout). %s\n",
 			res.Task.ID, res.Task.Pgid, int64(in.YieldMs), timeoutMs, taskHint)
@@ -138,6 +144,7 @@ func runBash(ctx context.Context, c *call, command string, in *bashRun, defMs in
 	if res.TimedOut && c.deps.Observer != nil {
 		c.deps.Observer.BashTimeout()
 	}
+	c.ran(span, res.Result)
 	return textResult(formatRun(res, timeoutMs)), nil
 }
 

@@ -55,23 +55,31 @@ func execCommandTool(cfg *config.Config) (*def, error) {
 			setDefault(s, "yield_time_ms", execYieldMs)
 			setDefault(s, "max_output_tokens", execOutputTokens)
 		},
-		func(_ context.Context, c *call, in *execCommandArgs) (*mcp.CallToolResult, error) {
+		func(ctx context.Context, c *call, in *execCommandArgs) (*mcp.CallToolResult, error) {
 			if strings.TrimSpace(in.Cmd) == "" {
 				return nil, codes.Errorf(codes.BashEmptyCommand, "cmd is empty: give the command to run")
 			}
+			c.rec.Command = in.Cmd
 			dir, err := workdirOf(c, in.Workdir)
 			if err != nil {
 				return nil, err
 			}
+			if dir != "" {
+				c.rec.Paths = []string{dir}
+			}
+			_, span, env := c.startCommand(ctx)
+			defer span.End()
 			start := time.Now()
-			info, err := c.sess.StartTask(session.TaskOptions{Script: in.Cmd, Dir: dir, TTY: bool(in.TTY), Interactive: bool(in.TTY), Merge: true, Cols: cfg.TTYCols, Rows: cfg.TTYRows})
+			info, err := c.sess.StartTask(session.TaskOptions{Script: in.Cmd, Dir: dir, Env: env, TTY: bool(in.TTY), Interactive: bool(in.TTY), Merge: true, Cols: cfg.TTYCols, Rows: cfg.TTYRows})
 			if err != nil {
 				return nil, err
 			}
+			c.rec.TaskID = info.ID
 			st, err := c.sess.TaskWait(info.ID, waitOf(in.YieldTimeMs, execYieldMs))
 			if err != nil {
 				return nil, err
 			}
+			c.taskEnded(st)
 			return textResult(unifiedExec(st, time.Since(start), in.MaxOutputTokens)), nil
 		})
 }
@@ -89,11 +97,14 @@ func writeStdinTool() (*def, error) {
 			if in.SessionID <= 0 {
 				return nil, codes.Errorf(codes.InvalidInput, "session_id is required: the number an exec_command answer gave (\"Process running with session ID N\")")
 			}
+			id := "task_" + strconv.FormatInt(int64(in.SessionID), 10)
+			c.rec.TaskID, c.rec.Input = id, in.Chars
 			start := time.Now()
-			st, err := c.sess.TaskWrite("task_"+strconv.FormatInt(int64(in.SessionID), 10), in.Chars, waitOf(in.YieldTimeMs, writeYieldMs))
+			st, err := c.sess.TaskWrite(id, in.Chars, waitOf(in.YieldTimeMs, writeYieldMs))
 			if err != nil {
 				return nil, err
 			}
+			c.taskEnded(st)
 			return textResult(unifiedExec(st, time.Since(start), in.MaxOutputTokens)), nil
 		})
 }

@@ -52,6 +52,7 @@ func viewTool() (*def, error) {
 			if !ok {
 				return nil, codes.Errorf(codes.InvalidInput, "view_range must be two numbers [start, end] (1-based, inclusive; end -1 means the end of the file), got %d", len(in.ViewRange))
 			}
+			c.rec.Paths = []string{in.Path}
 			res, err := c.deps.Files.View(c.fctx(), in.Path, rng, dialect.BorisViewLimits(rng))
 			if err != nil {
 				return nil, err
@@ -80,10 +81,12 @@ const strReplaceDesc = `Replace text in a file.
 func strReplaceTool() (*def, error) {
 	return define("str_replace", "Edit a file", strReplaceDesc, false, nil,
 		func(_ context.Context, c *call, in *strReplaceArgs) (*mcp.CallToolResult, error) {
+			c.rec.Paths = []string{in.Path}
 			res, err := c.deps.Files.StrReplace(c.fctx(), in.Path, in.OldStr, in.NewStr, bool(in.ReplaceAll))
 			if err != nil {
 				return nil, err
 			}
+			c.rec.BytesWritten = int64(len(res.Content))
 			return textResult(dialect.BorisReplace(res, bool(in.ReplaceAll))), nil
 		})
 }
@@ -102,10 +105,12 @@ const createDesc = `Create a file, or overwrite one, with the given content.
 func createFileTool() (*def, error) {
 	return define("create_file", "Create or overwrite a file", createDesc, false, nil,
 		func(_ context.Context, c *call, in *createFileArgs) (*mcp.CallToolResult, error) {
+			c.rec.Paths = []string{in.Path}
 			res, err := c.deps.Files.Create(c.fctx(), in.Path, in.Content)
 			if err != nil {
 				return nil, err
 			}
+			c.rec.BytesWritten = int64(res.Size)
 			return textResult(dialect.BorisCreate(res)), nil
 		})
 }
@@ -148,6 +153,7 @@ func editorTool() (*def, error) {
 		func(s *jsonschema.Schema) { setEnum(s, "command", editorCommands...) },
 		func(_ context.Context, c *call, in *editorArgs) (*mcp.CallToolResult, error) {
 			fc := c.fctx()
+			c.rec.Operation, c.rec.Paths = in.Command, []string{in.Path}
 			switch in.Command {
 			case "view":
 				rng, ok := viewRange(in.ViewRange)
@@ -171,6 +177,7 @@ func editorTool() (*def, error) {
 				if err != nil {
 					return nil, err
 				}
+				c.rec.BytesWritten = int64(res.Size)
 				return textResult(dialect.ClaudeCreate(res)), nil
 			case "str_replace":
 				if in.OldStr == nil {
@@ -184,6 +191,7 @@ func editorTool() (*def, error) {
 				if err != nil {
 					return nil, err
 				}
+				c.rec.BytesWritten = int64(len(res.Content))
 				return textResult(dialect.ClaudeReplace(res, bool(in.ReplaceAll))), nil
 			case "insert":
 				if in.InsertLine == nil {
@@ -196,12 +204,14 @@ func editorTool() (*def, error) {
 				if err != nil {
 					return nil, err
 				}
+				c.rec.BytesWritten = int64(len(res.Content))
 				return textResult(dialect.ClaudeInsert(res)), nil
 			case "undo_edit":
 				res, err := c.deps.Files.Undo(fc, in.Path)
 				if err != nil {
 					return nil, err
 				}
+				c.rec.BytesWritten = int64(len(res.Content))
 				return textResult(dialect.ClaudeUndo(res)), nil
 			}
 			return nil, codes.Errorf(codes.EditorInvalidCommand, "unknown command %q: valid commands are %s", in.Command, strings.Join(editorCommands, ", ")).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/boris-mcp/boris/internal/codes"
 	"github.com/boris-mcp/boris/internal/dialect"
+	"github.com/boris-mcp/boris/internal/files"
 	"github.com/boris-mcp/boris/internal/patch"
 )
 
@@ -90,8 +91,22 @@ func applyPatchTool() (*def, error) {
 			if err != nil {
 				return nil, err
 			}
+			c.patched(res)
 			return textResult(dialect.CodexPatchSummary(res)), nil
 		})
+}
+
+// patched records a patch's files (A, M, D) and what it wrote.
+func (c *call) patched(res *files.PatchResult) {
+	for _, set := range []struct {
+		mark  string
+		paths []string
+	}{{"A ", res.Added}, {"M ", res.Modified}, {"D ", res.Deleted}} {
+		for _, p := range set.paths {
+			c.rec.Files = append(c.rec.Files, set.mark+p)
+		}
+	}
+	c.rec.BytesWritten = res.Written
 }
 
 // patchOf turns the arguments into a parsed patch.

@@ -82,6 +82,7 @@ func grepTool(compat bool) (*def, error) {
 		setDefault(s, "output_mode", "files_with_matches")
 	}
 	handler := func(ctx context.Context, c *call, in *grepArgs) (*mcp.CallToolResult, error) {
+		c.searched(in.Pattern, in.Path)
 		req := search.GrepRequest{
 			Pattern:         in.Pattern,
 			Include:         firstNonEmpty(in.Include, in.Glob),
@@ -147,6 +148,7 @@ const findDesc = `Find files by glob pattern (*.go, **/*.{ts,tsx}, src/**/test_*
 
 func findTool(compat bool) (*def, error) {
 	handler := func(ctx context.Context, c *call, in *findArgs) (*mcp.CallToolResult, error) {
+		c.searched(in.Pattern, in.Path)
 		root, display, err := searchRoot(c, in.Path)
 		if err != nil {
 			return nil, err
@@ -162,6 +164,14 @@ func findTool(compat bool) (*def, error) {
 	}
 	return defineAs[findDefaultSchema]("find", "Find files", findDesc, true,
 		func(s *jsonschema.Schema) { setEnum(s, "type", "file", "directory") }, handler)
+}
+
+// searched records a search's pattern and path.
+func (c *call) searched(pattern, path string) {
+	c.rec.Pattern = pattern
+	if path != "" {
+		c.rec.Paths = []string{path}
+	}
 }
 
 // searchRoot resolves and checks a search path. A path that does not exist

@@ -70,18 +70,24 @@ func shellTool(cfg *config.Config) (*def, error) {
 			if len(argv) == 0 || strings.TrimSpace(strings.Join(argv, "")) == "" {
 				return nil, codes.Errorf(codes.BashEmptyCommand, "command is empty: give the argv to run, e.g. [\"bash\", \"-lc\", \"ls -la\"]")
 			}
+			c.rec.Command = strings.Join(argv, " ")
 			dir, err := workdirOf(c, in.Workdir)
 			if err != nil {
 				return nil, err
+			}
+			if dir != "" {
+				c.rec.Paths = []string{dir}
 			}
 			script, isScript := shellScript(argv)
 			if r, ok, err := interceptApplyPatch(c, argv, script, isScript, dir); ok || err != nil {
 				return r, err
 			}
 			timeoutMs := clampTimeout(int64(in.TimeoutMs), defMs)
-			cmd := session.Cmd{Argv: argv, Dir: dir, Merge: true, Tail: true}
+			ctx, span, env := c.startCommand(ctx)
+			defer span.End()
+			cmd := session.Cmd{Argv: argv, Dir: dir, Env: env, Merge: true, Tail: true}
 			if isScript {
-				cmd = session.Cmd{Script: script, Dir: dir, Merge: true, Tail: true}
+				cmd = session.Cmd{Script: script, Dir: dir, Env: env, Merge: true, Tail: true}
 			}
 			res, err := c.sess.Run(ctx, cmd, time.Duration(timeoutMs)*time.Millisecond, progressFunc(ctx, c.req))
 			if err != nil {
@@ -90,6 +96,7 @@ func shellTool(cfg *config.Config) (*def, error) {
 			if res.TimedOut && c.deps.Observer != nil {
 				c.deps.Observer.BashTimeout()
 			}
+			c.ran(span, res.Result)
 			text := dialect.CodexExec(res.Result)
 			if res.CwdReset != "" {
 				text += fmt.Sprintf("\n[note: the working directory %s no longer exists; the command ran in %s instead]", res.CwdReset, res.RanIn)
@@ -180,6 +187,7 @@ func interceptApplyPatch(c *call, argv []string, script string, isScript bool, d
 	if err != nil {
 		return nil, true, err
 	}
+	c.patched(res)
 	out := dialect.CodexExec(execOf(dialect.CodexPatchSummary(res), time.Since(start)))
 	return textResult(out), true, nil
 }

@@ -38,6 +38,7 @@ func taskOutputTool() (*def, error) {
 			if id == "" {
 				return textResult(formatTaskList(c.sess.Tasks())), nil
 			}
+			c.rec.TaskID = id
 			if in.Screen {
 				snap, st, err := c.sess.TaskScreen(id)
 				if err != nil {
@@ -49,6 +50,7 @@ func taskOutputTool() (*def, error) {
 			if err != nil {
 				return nil, err
 			}
+			c.taskEnded(st)
 			return textResult(formatTask(st, "")), nil
 		})
 }
@@ -71,10 +73,12 @@ func taskInputTool() (*def, error) {
 			if id == "" {
 				return nil, codes.Errorf(codes.InvalidInput, "task_id is required: use the task_id a bash call with interactive or tty returned")
 			}
+			c.rec.TaskID, c.rec.Input = id, in.Input
 			st, err := c.sess.TaskInput(id, in.Input, waitOf(in.WaitMs, defaultWaitMs))
 			if err != nil {
 				return nil, err
 			}
+			c.taskEnded(st)
 			return textResult(formatTask(st, "")), nil
 		})
 }
@@ -93,6 +97,7 @@ func taskKillTool() (*def, error) {
 			if id == "" {
 				return nil, codes.Errorf(codes.InvalidInput, "task_id is required")
 			}
+			c.rec.TaskID = id
 			sig, err := signalOf(in.Signal)
 			if err != nil {
 				return nil, err
@@ -101,8 +106,17 @@ func taskKillTool() (*def, error) {
 			if err != nil {
 				return nil, err
 			}
+			c.taskEnded(st)
 			return textResult(formatTask(st, "")), nil
 		})
+}
+
+// taskEnded records a task's exit code once it has ended.
+func (c *call) taskEnded(st session.TaskStatus) {
+	if !st.Running {
+		c.rec.SetExit(st.Result.ExitCode)
+		c.rec.TimedOut = st.KilledByTimeout
+	}
 }
 
 // signalOf reads a signal name (TERM, SIGTERM, term); "" is TERM.

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"reflect"
 	"runtime/debug"
 	"slices"
@@ -27,11 +28,14 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/boris-mcp/boris/internal/audit"
 	"github.com/boris-mcp/boris/internal/codes"
 	"github.com/boris-mcp/boris/internal/config"
 	"github.com/boris-mcp/boris/internal/files"
 	"github.com/boris-mcp/boris/internal/scope"
 	"github.com/boris-mcp/boris/internal/session"
+	"github.com/boris-mcp/boris/internal/shell"
+	"github.com/boris-mcp/boris/internal/telemetry"
 )
 
 // Outcomes of a tool call, for metrics.
@@ -54,6 +58,10 @@ type Deps struct {
 	Files    *files.Service
 	Logger   *slog.Logger
 	Observer Observer // may be nil
+	// Audit writes a record of every call (nil: --audit off).
+	Audit *audit.Logger
+	// Tracing makes the spans of tool calls and commands (nil: off).
+	Tracing *telemetry.Tracing
 }
 
 // Sessions finds the session a tool call runs in: the one its session
@@ -76,6 +84,9 @@ type call struct {
 	sess *session.Session
 	req  *mcp.CallToolRequest
 	deps *Deps
+	// rec is the call's audit record: the handler adds the essentials of
+	// what it was asked (command, paths, pattern, …) and what came of it.
+	rec *audit.Record
 }
 
 // fctx is the session side of a file operation. The edit history is kept
@@ -86,6 +97,22 @@ func (c *call) fctx() files.Ctx {
 		fc.History = c.sess
 	}
 	return fc
+}
+
+// startCommand starts the span of a command's run; env (TRACEPARENT)
+// makes the command join the trace. All nil when tracing is off.
+func (c *call) startCommand(ctx context.Context) (context.Context, *telemetry.Span, []string) {
+	return c.deps.Tracing.StartCommand(ctx, filepath.Base(c.deps.Config.Shell))
+}
+
+// ran records how a command ended, in the audit record and its span.
+func (c *call) ran(span *telemetry.Span, res shell.Result) {
+	c.rec.SetExit(res.ExitCode)
+	c.rec.TimedOut = res.TimedOut
+	span.SetInt("process.exit.code", int64(res.ExitCode))
+	if res.TimedOut {
+		span.Fail("timeout", "the command timed out")
+	}
 }
 
 // def is one tool: its MCP description and a handler for raw arguments.
@@ -191,54 +218,97 @@ func (s *Set) Register(srv *mcp.Server, sessions Sessions) {
 }
 
 // wrap turns a def into an SDK handler: the session, required parameters,
-// panics, logging and metrics are handled here for every tool.
+// panics, the audit record, the tool's span and metrics are handled here
+// for every tool.
 func (s *Set) wrap(d *def, sessions Sessions) mcp.ToolHandler {
 	name := d.tool.Name
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, perr error) {
 		start := time.Now()
-		sessID := "-"
+		who := callerOf(ctx)
+		rec := &audit.Record{Tool: name, Session: "-", Credential: who.Credential, Era: who.Era, Transport: who.Transport, Client: who.Client}
+		ctx, span := s.deps.Tracing.StartTool(ctx, name)
+		rec.TraceID = span.TraceID()
 		defer func() {
 			if r := recover(); r != nil {
-				s.deps.Logger.Error("tool panicked", "tool", name, "session", sessID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				s.deps.Logger.Error("tool panicked", "tool", name, "session", rec.Session, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 				res, perr = nil, fmt.Errorf("internal error in tool %s: %v", name, r)
+				rec.Panicked = true
 			}
-			outcome := OutcomeOK
+			rec.Outcome = OutcomeOK
 			switch {
 			case perr != nil:
-				outcome = OutcomeProtocolError
+				rec.Outcome = OutcomeProtocolError
+				span.Fail("_OTHER", perr.Error())
 			case res != nil && res.IsError:
-				outcome = OutcomeToolError
+				rec.Outcome = OutcomeToolError
+				if rec.ErrorCode == "" {
+					rec.ErrorCode = "tool_error"
+				}
+				span.Fail(rec.ErrorCode, "the tool call failed")
 			}
-			dur := time.Since(start)
+			rec.Canceled = ctx.Err() != nil
+			rec.Duration = time.Since(start)
+			span.SetString("boris.session.id", rec.Session)
+			span.End()
+			// One outcome for the metrics and the audit trail.
 			if s.deps.Observer != nil {
-				s.deps.Observer.ToolCall(name, outcome, dur)
+				s.deps.Observer.ToolCall(name, rec.Outcome, rec.Duration)
 			}
-			s.deps.Logger.Debug("tool call", "tool", name, "session", sessID, "duration", dur, "outcome", outcome)
+			s.deps.Audit.Log(ctx, rec)
 		}()
 		args := req.Params.Arguments
 		if err := checkRequired(args, d.required); err != nil {
-			return errorResult(err), nil
+			return s.failed(rec, err, nil), nil
 		}
 		handle, err := sessionArg(args)
 		if err != nil {
-			return errorResult(err), nil
+			return s.failed(rec, err, nil), nil
 		}
 		sc, err := sessions.Resolve(ctx, req, handle)
 		if err != nil {
-			return errorResult(err), nil
+			return s.failed(rec, err, nil), nil
 		}
 		defer sc.Done()
-		sessID = sc.Session.ID()
-		r, err := d.handle(ctx, &call{sess: sc.Session, req: req, deps: &s.deps}, args)
+		rec.Session = sc.Session.ID()
+		r, err := d.handle(ctx, &call{sess: sc.Session, req: req, deps: &s.deps, rec: rec}, args)
 		if err != nil {
-			r = errorResult(err)
-			if d.errText != nil {
-				r = textResult(d.errText(err))
-				r.IsError = true
-			}
+			r = s.failed(rec, err, d.errText)
 		}
 		return s.sessionNotes(r, sc), nil
 	}
+}
+
+// failed is the result of an operational error, in the tool's dialect
+// (errText; nil for boris's "[CODE] message"), with its code recorded.
+func (s *Set) failed(rec *audit.Record, err error, errText func(error) string) *mcp.CallToolResult {
+	rec.ErrorCode = string(codes.IOError)
+	if e, ok := codes.As(err); ok {
+		rec.ErrorCode = string(e.Code)
+	}
+	if errText == nil {
+		return errorResult(err)
+	}
+	r := textResult(errText(err))
+	r.IsError = true
+	return r
+}
+
+// Caller is who makes a tool call, as the server knows it: the audit
+// record's credential, protocol era, transport and client.
+type Caller struct {
+	Credential, Era, Transport, Client string
+}
+
+type callerKey struct{}
+
+// WithCaller returns ctx carrying the caller of a tool call.
+func WithCaller(ctx context.Context, c Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+func callerOf(ctx context.Context) Caller {
+	c, _ := ctx.Value(callerKey{}).(Caller)
+	return c
 }
 
 // sessionArgDesc says what the session argument does; every tool has it.

@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/boris-mcp/boris/internal/audit"
 	"github.com/boris-mcp/boris/internal/codes"
 	"github.com/boris-mcp/boris/internal/config"
 	"github.com/boris-mcp/boris/internal/files"
@@ -113,11 +115,16 @@ func TestLenientNumbersAndBooleans(t *testing.T) {
 }
 
 // A panicking tool becomes a protocol error for that call; the server and
-// the session keep working.
+// the session keep working, and the call has its audit record.
 func TestPanicIsRecovered(t *testing.T) {
 	deps := testDeps(t, &config.Config{})
+	var trail syncBuffer
+	deps.Audit = audit.New(slog.New(slog.NewJSONHandler(&trail, nil)), audit.Full)
 	boom, err := define("boom", "Boom", "panics", true, nil,
-		func(context.Context, *call, *struct{}) (*mcp.CallToolResult, error) { panic("kaboom") })
+		func(_ context.Context, c *call, _ *struct{}) (*mcp.CallToolResult, error) {
+			c.rec.Command = "about to panic"
+			panic("kaboom")
+		})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,4 +143,33 @@ func TestPanicIsRecovered(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("server unusable after a panic: %v %+v", err, res)
 	}
+	lines := strings.Split(strings.TrimSpace(trail.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want 2 audit records, got:\n%s", trail.String())
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec["tool"] != "boom" || rec["outcome"] != OutcomeProtocolError || rec["panicked"] != true || rec["command"] != "about to panic" || rec["session"] != "s" {
+		t.Fatalf("the panicked call's record: %v", rec)
+	}
+}
+
+// syncBuffer is a buffer written by concurrent calls.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
