@@ -74,12 +74,19 @@ type Pair struct {
 // names), valid from an hour ago for a day, with the common name cn.
 func (ca *CA) Issue(t testing.TB, cn string, hosts ...string) Pair {
 	t.Helper()
+	return ca.IssueUntil(t, cn, time.Now().Add(24*time.Hour), hosts...)
+}
+
+// IssueUntil is Issue with the end of the validity: a time past makes an
+// expired certificate.
+func (ca *CA) IssueUntil(t testing.TB, cn string, notAfter time.Time, hosts ...string) Pair {
+	t.Helper()
 	key := newKey(t)
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(t),
 		Subject:      pkix.Name{CommonName: cn},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
+		NotBefore:    notAfter.Add(-25 * time.Hour),
+		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
