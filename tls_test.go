@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -247,4 +248,53 @@ func TestPlainHTTPTokenWarning(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTLSKeyDeniedToTheAgent: what the README and the Helm chart rely on.
+// --deny-dir on the Secret's directory keeps the key from the file tools,
+// and with --sandbox on from commands too, before and after a rotation
+// (the new version is a directory created after start-up beneath the
+// denied one), while boris itself goes on reading it.
+func TestTLSKeyDeniedToTheAgent(t *testing.T) {
+	l := newSBLayout(t)
+	tlsDir := filepath.Join(l.root, "tls")
+	if err := os.Mkdir(tlsDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ca := certtest.NewCA(t)
+	first, second := ca.Issue(t, "first", "127.0.0.1"), ca.Issue(t, "second", "127.0.0.1")
+	secret := certtest.NewSecretDir(t, tlsDir, first.Files())
+	cmd := exec.Command(binPath, "--port=0", "--workdir="+l.ws, "--sandbox=on", "--deny-dir="+tlsDir,
+		"--tls-cert="+secret.Path("tls.crt"), "--tls-key="+secret.Path("tls.key"))
+	cmd.Env = append(os.Environ(), "TMPDIR="+l.tmp)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	logs := &logBuffer{}
+	url := scanLogs(t, stderr, logs)
+	cs := connectClient(t, url, "", trusting(ca.Pool()), defaultClient, nil)
+
+	denied := func(when string) {
+		t.Helper()
+		mustErr(t, cs, "view", map[string]any{"path": secret.Path("tls.key")}, "ACCESS_DENIED")
+		if code, out := bashExit(t, cs, "cat "+secret.Path("tls.key")); code == 0 || strings.Contains(out, "PRIVATE KEY") || !strings.Contains(out, "Permission denied") {
+			t.Fatalf("%s: a command read the key: %q", when, out)
+		}
+	}
+	denied("at start-up")
+	secret.Update(t, second.Files())
+	want := tlscert.Fingerprint(second.Leaf)
+	deadline := time.Now().Add(10 * time.Second)
+	for servedFingerprint(t, hostPort(url), ca.Pool()) != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("the rotation was not served:\n%s", logs)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	denied("after the rotation")
 }
