@@ -298,3 +298,60 @@ func TestTLSKeyDeniedToTheAgent(t *testing.T) {
 	}
 	denied("after the rotation")
 }
+
+// TestTLSHTTP2CancelAndShutdown: over TLS clients speak HTTP/2, where a
+// client giving up on a call resets its stream rather than closing the
+// connection. The command of a cancelled call still ends, and shutdown
+// with a call in flight and a background task still ends every process
+// within the budget.
+func TestTLSHTTP2CancelAndShutdown(t *testing.T) {
+	ca := certtest.NewCA(t)
+	cert, key := writePair(t, ca.Issue(t, "boris", "127.0.0.1"))
+	p := startInProcess(t, "--tls-cert="+cert, "--tls-key="+key)
+	rt := trusting(ca.Pool())
+	cs := connectClient(t, p.url, "", rt, handshakeEra, nil)
+
+	resp, err := (&http.Client{Transport: rt}).Get(p.url + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.ProtoMajor != 2 {
+		t.Fatalf("%s, want HTTP/2 over TLS", resp.Proto)
+	}
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo $$ > cancelled.pid; exec sleep 300"}}}`
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", p.url+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	req.Header.Set("Mcp-Protocol-Version", cs.InitializeResult().ProtocolVersion)
+	errc := make(chan error, 1)
+	go func() {
+		resp, err := (&http.Client{Transport: rt}).Do(req)
+		if err == nil {
+			_, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	pid := readPid(t, filepath.Join(p.dir, "cancelled.pid"))
+	cancel() // the stream is reset; the connection stays
+	<-errc
+	waitGone(t, 7*time.Second, pid)
+	mustOK(t, cs, "bash", map[string]any{"command": "true"})
+
+	mustOK(t, cs, "bash", map[string]any{"command": "echo $$ > bg.pid; exec sleep 300", "run_in_background": true})
+	go func() {
+		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "echo $$ > fg.pid; exec sleep 300"}})
+	}()
+	pids := []int{readPid(t, filepath.Join(p.dir, "bg.pid")), readPid(t, filepath.Join(p.dir, "fg.pid"))}
+	start := time.Now()
+	if err := p.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 7*time.Second {
+		t.Fatalf("shutdown took %v", took)
+	}
+	waitGone(t, time.Second, pids...)
+}
