@@ -77,7 +77,8 @@ ENV PATH=/usr/local/bin:/usr/local/sbin:/usr/bin:/usr/sbin:/bin:/sbin \
 USER 65532:65532
 WORKDIR /workspace
 EXPOSE 8080
-# Probes 127.0.0.1:$BORIS_PORT/health with the binary itself: no curl needed.
+# Probes 127.0.0.1:$BORIS_PORT/health with the binary itself: no curl needed
+# (over HTTPS when BORIS_TLS_CERT is set).
 HEALTHCHECK --interval=10s --timeout=5s --start-period=5s --retries=3 \
     CMD ["/usr/local/bin/boris", "--healthcheck"]
 ENTRYPOINT ["/usr/local/bin/boris"]

@@ -58,11 +58,12 @@ func (l *logBuffer) String() string {
 	return strings.Join(l.lines, "\n")
 }
 
-// listenRe finds the port in the "listening" line, text or JSON.
-var listenRe = regexp.MustCompile(`msg=listening addr=\S*:(\d+)|"msg":"listening","addr":"[^"]*:(\d+)"`)
+// listenRe finds the port and scheme in the "listening" line.
+var listenRe = regexp.MustCompile(`msg=listening addr=\S*:(\d+) url=(https?)://`)
 
 // scanLogs reads a server's stderr until it reports its port, then keeps
-// collecting the rest in the background.
+// collecting the rest in the background. It returns the server's base URL,
+// http:// or https:// as the server says.
 func scanLogs(t *testing.T, r io.Reader, logs *logBuffer) string {
 	t.Helper()
 	portc := make(chan string, 1)
@@ -73,7 +74,7 @@ func scanLogs(t *testing.T, r io.Reader, logs *logBuffer) string {
 		for sc.Scan() {
 			logs.add(sc.Text())
 			if m := listenRe.FindStringSubmatch(sc.Text()); m != nil && !sent {
-				portc <- m[1] + m[2]
+				portc <- m[2] + "://127.0.0.1:" + m[1]
 				sent = true
 			}
 		}
@@ -82,11 +83,11 @@ func scanLogs(t *testing.T, r io.Reader, logs *logBuffer) string {
 		}
 	}()
 	select {
-	case port, ok := <-portc:
+	case url, ok := <-portc:
 		if !ok {
 			t.Fatalf("server exited before listening:\n%s", logs)
 		}
-		return "http://127.0.0.1:" + port
+		return url
 	case <-time.After(10 * time.Second):
 		t.Fatalf("server did not start:\n%s", logs)
 	}
@@ -170,9 +171,16 @@ func connectHTTP(t *testing.T, url, token string, opts *mcp.ClientOptions) *mcp.
 // (defaultClient: the client's own choice) and checks what was negotiated.
 func connectHTTPAt(t *testing.T, url, token, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
-	hc := &http.Client{}
+	return connectClient(t, url, token, http.DefaultTransport, version, opts)
+}
+
+// connectClient is connectHTTPAt over a given HTTP transport (one that
+// trusts a test CA, say).
+func connectClient(t *testing.T, url, token string, rt http.RoundTripper, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	hc := &http.Client{Transport: rt}
 	if token != "" {
-		hc.Transport = bearer{token: token, next: http.DefaultTransport}
+		hc.Transport = bearer{token: token, next: rt}
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "boris-test", Version: "1"}, opts).
 		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: version})

@@ -5,6 +5,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +32,7 @@ import (
 	"github.com/boris-mcp/boris/internal/session"
 	"github.com/boris-mcp/boris/internal/shell"
 	"github.com/boris-mcp/boris/internal/telemetry"
+	"github.com/boris-mcp/boris/internal/tlscert"
 	"github.com/boris-mcp/boris/internal/tools"
 	"golang.org/x/sys/unix"
 )
@@ -208,7 +211,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if err != nil {
 		return err
 	}
-	srv := server.New(server.Deps{Config: cfg, Version: ver, Logger: logger, Tools: set, Sessions: sessOpts, Metrics: m, Sandbox: sandboxHealth(sb), Tracing: tracing})
+	var certs *tlscert.Reloader
+	deps := server.Deps{Config: cfg, Version: ver, Logger: logger, Tools: set, Sessions: sessOpts, Metrics: m, Sandbox: sandboxHealth(sb), Tracing: tracing}
+	if cfg.TLSCert != "" {
+		if certs, err = tlscert.New(cfg.TLSCert, cfg.TLSKey, logger); err != nil {
+			return fmt.Errorf("load the TLS key pair: %w", err)
+		}
+		deps.TLS = certs.Config()
+	}
+	srv := server.New(deps)
 
 	logger.Info("boris starting",
 		"version", ver,
@@ -239,7 +250,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr(), err)
 	}
-	logListening(logger, cfg, ln.Addr())
+	var leaf *x509.Certificate
+	if certs != nil {
+		leaf = certs.Certificate().Leaf
+	}
+	logListening(logger, cfg, ln.Addr(), leaf)
 	err = srv.ServeHTTP(ctx, ln, m.Handler())
 	logger.Info("boris stopped")
 	return err
@@ -328,13 +343,16 @@ func sandboxHealth(sb *sandbox.Sandbox) map[string]any {
 }
 
 // logListening says where boris listens, the URL a client should use and
-// how /mcp is protected, in words.
-func logListening(logger *slog.Logger, cfg *config.Config, addr net.Addr) {
+// how /mcp is protected, in words. leaf is the certificate served, nil for
+// plain HTTP.
+func logListening(logger *slog.Logger, cfg *config.Config, addr net.Addr, leaf *x509.Certificate) {
 	tcp, _ := addr.(*net.TCPAddr)
 	reach := "this machine only (loopback)"
 	urlHost, port := cfg.Host, cfg.Port
+	loopback := cfg.HostLoopback
 	if tcp != nil {
 		urlHost, port = tcp.IP.String(), tcp.Port
+		loopback = tcp.IP.IsLoopback()
 		if tcp.IP.IsUnspecified() {
 			reach = "every network interface"
 			urlHost = "127.0.0.1"
@@ -342,7 +360,11 @@ func logListening(logger *slog.Logger, cfg *config.Config, addr net.Addr) {
 			reach = "the network (" + tcp.IP.String() + ")"
 		}
 	}
-	url := "http://" + net.JoinHostPort(urlHost, strconv.Itoa(port)) + "/mcp"
+	scheme := "http"
+	if leaf != nil {
+		scheme = "https"
+	}
+	url := scheme + "://" + net.JoinHostPort(urlHost, strconv.Itoa(port)) + "/mcp"
 	auth := "none"
 	switch {
 	case len(cfg.Tokens) == 1:
@@ -358,7 +380,24 @@ func logListening(logger *slog.Logger, cfg *config.Config, addr net.Addr) {
 	if cfg.NoAuth && len(cfg.Tokens) == 0 && !cfg.HostLoopback {
 		logger.Warn("no authentication (--no-auth): anyone who can reach " + listen + " can run commands as this user; use it only on a trusted network or behind an authenticating proxy")
 	}
-	logger.Info("listening", "addr", listen, "url", url, "reachable_from", reach, "auth", auth, "browser_origins", origins)
+	if len(cfg.Tokens) > 0 && leaf == nil && !loopback {
+		logger.Warn("plain HTTP beyond loopback: the bearer token crosses the network in clear text, readable by anyone on the path to " + listen + "; serve HTTPS with --tls-cert/--tls-key, or put a TLS-terminating proxy in front")
+	}
+	attrs := []any{"addr", listen, "url", url, "reachable_from", reach, "auth", auth, "browser_origins", origins}
+	if leaf != nil {
+		attrs = append(attrs, "tls_fingerprint", tlscert.Fingerprint(leaf), "tls_not_after", leaf.NotAfter.UTC().Format(time.RFC3339), "tls_names", strings.Join(certNames(leaf), ","))
+	}
+	logger.Info("listening", attrs...)
+}
+
+// certNames are the names a certificate is valid for: its DNS names and IP
+// addresses.
+func certNames(c *x509.Certificate) []string {
+	names := append([]string(nil), c.DNSNames...)
+	for _, ip := range c.IPAddresses {
+		names = append(names, ip.String())
+	}
+	return names
 }
 
 // healthcheck probes a local server, so container health checks need no
@@ -373,11 +412,23 @@ func healthcheck(ctx context.Context, cfg *config.Config) error {
 			host = "::1"
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(host, strconv.Itoa(cfg.Port))+"/health", nil)
+	scheme, client := "http", http.DefaultClient
+	if cfg.TLSCert != "" {
+		// The certificate is not verified. The probe dials boris's own
+		// port on loopback, where a correctly configured certificate
+		// does not apply: it names the service (boris.example.com), not
+		// 127.0.0.1. The probe sends no credential (/health is open) and
+		// acts only on the status, so an impostor on this machine's
+		// loopback could learn nothing from it; what is probed is that
+		// boris answers over TLS, the handshake included.
+		scheme = "https"
+		client = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}}}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+"://"+net.JoinHostPort(host, strconv.Itoa(cfg.Port))+"/health", nil)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return fmt.Errorf("unhealthy: %w", err)
 	}

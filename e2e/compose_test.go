@@ -85,7 +85,7 @@ func testCompose(t *testing.T, argv []string) {
 		}
 	})
 
-	url := reachable(t, nil, strconv.Itoa(port))
+	url := reachable(t, nil, strconv.Itoa(port), nil)
 	cs := connect(t, url, token)
 	if res := bash(t, cs, "echo hello-compose; pwd"); !strings.Contains(res, "stdout:\nhello-compose\n/workspace\n") {
 		t.Fatalf("bash: %s", res)

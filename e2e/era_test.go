@@ -15,9 +15,16 @@ import (
 // client's default, the stateless 2026-07-28) and checks what was agreed.
 func connectAt(t *testing.T, url, token, version string) *mcp.ClientSession {
 	t.Helper()
-	hc := &http.Client{}
+	return connectVia(t, url, token, http.DefaultTransport, version)
+}
+
+// connectVia is connectAt over a given HTTP transport (one trusting a
+// test CA, say).
+func connectVia(t *testing.T, url, token string, rt http.RoundTripper, version string) *mcp.ClientSession {
+	t.Helper()
+	hc := &http.Client{Transport: rt}
 	if token != "" {
-		hc.Transport = bearer{token: token, next: http.DefaultTransport}
+		hc.Transport = bearer{token: token, next: rt}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -29,12 +30,20 @@ type spec struct {
 	// healthInterval replaces the image HEALTHCHECK's interval (its command
 	// is kept), so a test need not wait the image's 10 s for a first probe.
 	healthInterval time.Duration
+	// mounts are host directories bind-mounted read-only: host path →
+	// path in the container.
+	mounts map[string]string
+	// tls, when set, is the client side of HTTPS: boris serves TLS and is
+	// reached over https with this configuration (its CA, its server name).
+	tls *tls.Config
 }
 
 // server is a running boris container.
 type server struct {
 	c   testcontainers.Container
-	url string // http://host:port, reachable from this process
+	url string // http(s)://host:port, reachable from this process
+	// transport reaches url: it trusts the spec's CA when boris serves TLS.
+	transport http.RoundTripper
 	// token is the bearer token /mcp wants: BORIS_TOKEN when the spec set
 	// it, else the one boris generated and printed, as `docker run` shows.
 	token string
@@ -63,6 +72,11 @@ func startBoris(t *testing.T, s spec) *server {
 			hc.Binds = append(hc.Binds, s.workspace+":/workspace")
 		}))
 	}
+	for host, path := range s.mounts {
+		opts = append(opts, testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+			hc.Binds = append(hc.Binds, host+":"+path+":ro")
+		}))
+	}
 	if s.healthInterval > 0 {
 		opts = append(opts, testcontainers.WithConfigModifier(func(c *container.Config) {
 			// An empty Test inherits the image's command.
@@ -70,7 +84,10 @@ func startBoris(t *testing.T, s spec) *server {
 		}))
 	}
 	c, err := testcontainers.Run(ctx, s.image, opts...)
-	srv := &server{c: c}
+	srv := &server{c: c, transport: http.DefaultTransport}
+	if s.tls != nil {
+		srv.transport = &http.Transport{TLSClientConfig: s.tls, ForceAttemptHTTP2: true}
+	}
 	if c != nil {
 		t.Cleanup(func() {
 			if t.Failed() {
@@ -92,7 +109,7 @@ func startBoris(t *testing.T, s spec) *server {
 	if h, err := c.Host(ctx); err == nil {
 		hosts = append(hosts, h)
 	}
-	srv.url = reachable(t, hosts, port.Port())
+	srv.url = reachable(t, hosts, port.Port(), s.tls)
 	srv.token = s.env["BORIS_TOKEN"]
 	if srv.token == "" && s.env["BORIS_NO_AUTH"] == "" {
 		srv.token = generatedToken(t, srv.logs(t))
@@ -113,22 +130,25 @@ func generatedToken(t *testing.T, log string) string {
 	return m[1]
 }
 
-// reachable returns the first http://host:port among the hosts (and
-// localhost) whose /health answers 200. testcontainers derives the host from
-// the environment and can pick a gateway address that does not forward
-// published ports (a VM with a stray /.dockerenv, say); the daemon's own
-// host, localhost, does.
-func reachable(t *testing.T, hosts []string, port string) string {
+// reachable returns the first http://host:port (https:// with tlsConf)
+// among the hosts (and localhost) whose /health answers 200.
+// testcontainers derives the host from the environment and can pick a
+// gateway address that does not forward published ports (a VM with a stray
+// /.dockerenv, say); the daemon's own host, localhost, does.
+func reachable(t *testing.T, hosts []string, port string, tlsConf *tls.Config) string {
 	t.Helper()
 	if os.Getenv("TESTCONTAINERS_HOST_OVERRIDE") == "" {
 		hosts = append(hosts, "localhost")
 	}
-	client := &http.Client{Timeout: 2 * time.Second}
+	scheme, client := "http://", &http.Client{Timeout: 2 * time.Second}
+	if tlsConf != nil {
+		scheme, client.Transport = "https://", &http.Transport{TLSClientConfig: tlsConf}
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	var last error
 	for time.Now().Before(deadline) {
 		for _, h := range hosts {
-			u := "http://" + net.JoinHostPort(h, port)
+			u := scheme + net.JoinHostPort(h, port)
 			resp, err := client.Get(u + "/health")
 			if err != nil {
 				last = err
@@ -248,7 +268,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // connect opens an MCP session with the server's token.
 func (s *server) connect(t *testing.T) *mcp.ClientSession {
 	t.Helper()
-	return connect(t, s.url, s.token)
+	return connectVia(t, s.url, s.token, s.transport, "")
 }
 
 // connect opens an MCP session over streamable HTTP at the client's

@@ -72,19 +72,25 @@ func helmLint(dir string, vals map[string]any) error {
 	return nil
 }
 
-// helmRender is `helm template rel DIR --namespace agents`: the release's
-// manifests, in install order, as one multi-document stream.
-func helmRender(dir string, vals map[string]any) ([]byte, error) {
+// helmRenderFiles renders the chart's templates as `helm template rel DIR
+// --namespace agents` does, by template path (NOTES.txt included).
+func helmRenderFiles(dir string, vals map[string]any) (map[string]string, error) {
 	ch, err := loader.Load(dir)
 	if err != nil {
 		return nil, err
 	}
-	caps := chartutil.DefaultCapabilities
-	rv, err := chartutil.ToRenderValues(ch, vals, chartutil.ReleaseOptions{Name: "rel", Namespace: "agents", Revision: 1, IsInstall: true}, caps)
+	rv, err := chartutil.ToRenderValues(ch, vals, chartutil.ReleaseOptions{Name: "rel", Namespace: "agents", Revision: 1, IsInstall: true}, chartutil.DefaultCapabilities)
 	if err != nil {
 		return nil, err
 	}
-	files, err := engine.Render(ch, rv)
+	return engine.Render(ch, rv)
+}
+
+// helmRender is `helm template rel DIR --namespace agents`: the release's
+// manifests, in install order, as one multi-document stream.
+func helmRender(dir string, vals map[string]any) ([]byte, error) {
+	caps := chartutil.DefaultCapabilities
+	files, err := helmRenderFiles(dir, vals)
 	if err != nil {
 		return nil, err
 	}
@@ -108,22 +114,48 @@ func helmRender(dir string, vals map[string]any) ([]byte, error) {
 // it, every object decoded strictly.
 func helmTemplate(t *testing.T, values ...string) *rendered {
 	t.Helper()
-	vals, err := chartValues(values, nil)
+	return helmTemplateSet(t, values, nil)
+}
+
+// helmTemplateSet is helmTemplate with --set assignments after the files.
+func helmTemplateSet(t *testing.T, values, set []string) *rendered {
+	t.Helper()
+	vals, err := chartValues(values, set)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := helmLint(chartDir(), vals); err != nil {
-		t.Fatalf("%v: %v", values, err)
+		t.Fatalf("%v %v: %v", values, set, err)
 	}
 	out, err := helmRender(chartDir(), vals)
 	if err != nil {
-		t.Fatalf("helm template %v: %v", values, err)
+		t.Fatalf("helm template %v %v: %v", values, set, err)
 	}
 	r, err := decodeManifests(out)
 	if err != nil {
-		t.Fatalf("helm template %v: %v", values, err)
+		t.Fatalf("helm template %v %v: %v", values, set, err)
 	}
 	return r
+}
+
+// helmNotes renders the chart's NOTES.txt with --set assignments.
+func helmNotes(t *testing.T, set ...string) string {
+	t.Helper()
+	vals, err := chartValues(nil, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := helmRenderFiles(chartDir(), vals)
+	if err != nil {
+		t.Fatalf("helm template %v: %v", set, err)
+	}
+	for name, content := range files {
+		if strings.HasSuffix(name, "/NOTES.txt") {
+			return content
+		}
+	}
+	t.Fatal("the chart has no NOTES.txt")
+	return ""
 }
 
 // helmTemplateFails renders with --set assignments and returns the error.

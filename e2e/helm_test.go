@@ -41,10 +41,12 @@ type serviceMonitor struct {
 			MatchNames []string `json:"matchNames"`
 		} `json:"namespaceSelector"`
 		Endpoints []struct {
-			Port          string `json:"port"`
-			Path          string `json:"path"`
-			Interval      string `json:"interval"`
-			ScrapeTimeout string `json:"scrapeTimeout"`
+			Port          string         `json:"port"`
+			Scheme        string         `json:"scheme"`
+			TLSConfig     map[string]any `json:"tlsConfig"`
+			Path          string         `json:"path"`
+			Interval      string         `json:"interval"`
+			ScrapeTimeout string         `json:"scrapeTimeout"`
 		} `json:"endpoints"`
 	} `json:"spec"`
 }
@@ -421,5 +423,101 @@ func TestHelmSandbox(t *testing.T) {
 		if e.Name == "BORIS_SANDBOX" && e.Value != "off" || e.Name == "BORIS_SANDBOX_NET" || e.Name == "BORIS_SANDBOX_WRITE" {
 			t.Errorf("default values set %s=%q", e.Name, e.Value)
 		}
+	}
+}
+
+// TestHelmTLS: tls.secretName mounts the kubernetes.io/tls Secret read-only
+// at /etc/boris/tls, points BORIS_TLS_CERT/BORIS_TLS_KEY at its files,
+// denies the directory to the file tools, and turns the probes, the scrape
+// annotations, the Service port, the ServiceMonitor, the sidecar's URL and
+// the notes to HTTPS. Without it none of that is rendered.
+func TestHelmTLS(t *testing.T) {
+	const dir = "/etc/boris/tls"
+	def := helmTemplate(t)
+	dc := def.deployments[0].Spec.Template.Spec.Containers[0]
+	for _, e := range dc.Env {
+		if strings.HasPrefix(e.Name, "BORIS_TLS_") {
+			t.Errorf("default values set %s", e.Name)
+		}
+	}
+	for _, m := range dc.VolumeMounts {
+		if m.MountPath == dir {
+			t.Errorf("default values mount %s", dir)
+		}
+	}
+	if p := dc.LivenessProbe.HTTPGet; p.Scheme != "" && p.Scheme != corev1.URISchemeHTTP {
+		t.Errorf("default liveness probe scheme %q", p.Scheme)
+	}
+	if port := def.services[0].Spec.Ports[0]; port.Name != "http" || port.AppProtocol != nil {
+		t.Errorf("default service port %+v", port)
+	}
+	if _, ok := def.deployments[0].Spec.Template.Annotations["prometheus.io/scheme"]; ok || slices.Contains(dc.Args, "--deny-dir="+dir) {
+		t.Errorf("default values: scrape scheme annotation or TLS deny rendered: %v %v", def.deployments[0].Spec.Template.Annotations, dc.Args)
+	}
+
+	r := helmTemplateSet(t, nil, []string{"tls.secretName=boris-tls", "metrics.serviceMonitor.enabled=true",
+		"metrics.serviceMonitor.tlsConfig.ca.secret.name=boris-tls", "metrics.serviceMonitor.tlsConfig.ca.secret.key=ca.crt",
+		"metrics.serviceMonitor.tlsConfig.serverName=rel-boris.agents.svc"})
+	d := r.deployments[0]
+	pod := d.Spec.Template.Spec
+	c := pod.Containers[0]
+	checkBorisContainer(t, d, c, "rel-boris", "token")
+	if v := volume(t, pod, "tls"); v.Secret == nil || v.Secret.SecretName != "boris-tls" {
+		t.Fatalf("tls volume %+v, want Secret boris-tls", v.VolumeSource)
+	}
+	if m := mount(t, c, "tls"); m.MountPath != dir || !m.ReadOnly || m.SubPath != "" {
+		t.Fatalf("tls mount %+v, want %s read-only, the whole volume (a subPath is never updated)", m, dir)
+	}
+	if e := env(t, c, "BORIS_TLS_CERT"); e.Value != dir+"/tls.crt" {
+		t.Fatalf("BORIS_TLS_CERT %q", e.Value)
+	}
+	if e := env(t, c, "BORIS_TLS_KEY"); e.Value != dir+"/tls.key" {
+		t.Fatalf("BORIS_TLS_KEY %q", e.Value)
+	}
+	if !slices.Contains(c.Args, "--deny-dir="+dir) {
+		t.Fatalf("args %q: the file tools may read the key", c.Args)
+	}
+	for name, p := range map[string]*corev1.Probe{"liveness": c.LivenessProbe, "readiness": c.ReadinessProbe} {
+		if p.HTTPGet.Scheme != corev1.URISchemeHTTPS {
+			t.Errorf("%s probe scheme %q, want HTTPS", name, p.HTTPGet.Scheme)
+		}
+	}
+	if a := d.Spec.Template.Annotations["prometheus.io/scheme"]; a != "https" {
+		t.Errorf("prometheus.io/scheme %q", a)
+	}
+	port := r.services[0].Spec.Ports[0]
+	if port.Name != "https" || port.AppProtocol == nil || *port.AppProtocol != "https" || port.TargetPort.String() != "http" {
+		t.Errorf("service port %+v, want https (appProtocol https) to the container's port", port)
+	}
+	ep := r.monitors[0].Spec.Endpoints[0]
+	ca, _ := ep.TLSConfig["ca"].(map[string]any)
+	secret, _ := ca["secret"].(map[string]any)
+	if ep.Port != "https" || ep.Scheme != "https" || secret["name"] != "boris-tls" || secret["key"] != "ca.crt" || ep.TLSConfig["serverName"] != "rel-boris.agents.svc" {
+		t.Errorf("ServiceMonitor endpoint %+v", ep)
+	}
+
+	// A probe that names its scheme keeps it.
+	r = helmTemplateSet(t, nil, []string{"tls.secretName=boris-tls", "livenessProbe.httpGet.scheme=HTTP"})
+	if c := r.deployments[0].Spec.Template.Spec.Containers[0]; c.LivenessProbe.HTTPGet.Scheme != corev1.URISchemeHTTP || c.ReadinessProbe.HTTPGet.Scheme != corev1.URISchemeHTTPS {
+		t.Errorf("probe schemes %q %q, want the given HTTP kept and HTTPS added", c.LivenessProbe.HTTPGet.Scheme, c.ReadinessProbe.HTTPGet.Scheme)
+	}
+
+	r = helmTemplateSet(t, []string{"ci/sidecar-values.yaml"}, []string{"tls.secretName=boris-tls"})
+	agent := r.deployments[0].Spec.Template.Spec.Containers[1]
+	if e := env(t, agent, "BORIS_URL"); e.Value != "https://localhost:8080/mcp" {
+		t.Errorf("agent BORIS_URL %q", e.Value)
+	}
+	for _, m := range agent.VolumeMounts {
+		if m.Name == "tls" {
+			t.Errorf("the agent container mounts the TLS Secret")
+		}
+	}
+
+	notes := helmNotes(t, "tls.secretName=boris-tls")
+	if !strings.Contains(notes, "https://rel-boris.agents.svc:8080/mcp") || !strings.Contains(notes, "Secret boris-tls") {
+		t.Errorf("notes:\n%s", notes)
+	}
+	if notes := helmNotes(t); !strings.Contains(notes, "http://rel-boris.agents.svc:8080/mcp") || strings.Contains(notes, "TLS") {
+		t.Errorf("default notes:\n%s", notes)
 	}
 }

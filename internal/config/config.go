@@ -27,6 +27,8 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/boris-mcp/boris/internal/tlscert"
 )
 
 // Transport names.
@@ -102,6 +104,11 @@ type Config struct {
 	// AllowOrigins are the browser origins (scheme://host[:port], or "*")
 	// whose requests /mcp accepts; requests with any other Origin get 403.
 	AllowOrigins []string
+	// TLSCert and TLSKey are the absolute paths of the PEM certificate and
+	// key HTTPS is served with, both empty for plain HTTP. Symlinks are
+	// kept, not resolved: a Secret volume's files are symlinks that a
+	// rotation points elsewhere.
+	TLSCert, TLSKey string
 	// MaxSessions bounds the live sessions of every kind.
 	MaxSessions int
 	// Shell is the absolute path of the shell for the bash tool, or empty
@@ -185,6 +192,8 @@ type cli struct {
 	GenerateToken         bool     `help:"Generate a random token at start-up and print it once to stderr." envvar:"BORIS_GENERATE_TOKEN"`
 	NoAuth                bool     `help:"Serve /mcp without a token on a non-loopback address: the network is trusted (e.g. behind an authenticating proxy)." envvar:"BORIS_NO_AUTH"`
 	AllowOrigin           []string `help:"Browser origin allowed to call /mcp, e.g. https://app.example.com (repeatable; * allows any). Requests with another Origin get 403." placeholder:"ORIGIN" envvar:"BORIS_ALLOW_ORIGINS"`
+	TLSCert               string   `name:"tls-cert" help:"PEM certificate (leaf first, then intermediates) to serve HTTPS with instead of HTTP, on the same port; reloaded when the file changes. Needs --tls-key." placeholder:"FILE" envvar:"BORIS_TLS_CERT"`
+	TLSKey                string   `name:"tls-key" help:"PEM private key of the --tls-cert certificate; reloaded with it." placeholder:"FILE" envvar:"BORIS_TLS_KEY"`
 	MaxSessions           int      `help:"Most sessions alive at once, of every kind; when full, the least recently used idle one is closed." default:"1000" envvar:"BORIS_MAX_SESSIONS"`
 	Shell                 string   `help:"Shell for the bash tool (default: /bin/bash, else /bin/sh)." envvar:"BORIS_SHELL"`
 	SessionIdleTimeout    string   `help:"Close sessions idle this long, terminating their processes (0 = never)." default:"10m" envvar:"BORIS_SESSION_IDLE_TIMEOUT"`
@@ -196,7 +205,7 @@ type cli struct {
 	SandboxNet            string   `help:"TCP for sandboxed commands: allow, deny, or the ports they may connect to (e.g. 443,80; binds refused)." default:"allow" envvar:"BORIS_SANDBOX_NET"`
 	TTYSize               string   `name:"tty-size" help:"Size of the terminal of a bash command run with tty: true, COLSxROWS." default:"120x40" envvar:"BORIS_TTY_SIZE"`
 	Version               bool     `help:"Print the version and exit."`
-	Healthcheck           bool     `help:"Probe a running server's /health on 127.0.0.1:--port and exit 0 if it is healthy (for container health checks)."`
+	Healthcheck           bool     `help:"Probe a running server's /health on 127.0.0.1:--port (over HTTPS with --tls-cert) and exit 0 if it is healthy (for container health checks)."`
 
 	// Deprecated spellings kept so existing deployments keep running.
 	NoBash    bool `hidden:"" envvar:"BORIS_NO_BASH"`
@@ -428,6 +437,7 @@ func (c *cli) resolve(getenv func(string) string) (*Config, error) {
 	}
 
 	c.resolveAuth(cfg, fail)
+	c.resolveTLS(cfg, fail)
 
 	cfg.Shell, cfg.ShellSource, err = detectShell(c.Shell)
 	if err != nil {
@@ -526,6 +536,47 @@ func (c *cli) resolveSandbox(cfg *Config, workdir string, fail func(string, ...a
 	}
 	if !cfg.Sandbox && (len(cfg.SandboxWrite) > 0 || cfg.SandboxNet != SandboxNetAllow) {
 		cfg.Warnings = append(cfg.Warnings, "--sandbox-write and --sandbox-net take effect only with --sandbox on; the sandbox is off")
+	}
+}
+
+// resolveTLS checks the HTTPS settings: both files or neither, the HTTP
+// transport, and a pair that loads now, so a mistake stops boris at start
+// rather than at the first client's handshake.
+func (c *cli) resolveTLS(cfg *Config, fail func(string, ...any)) {
+	cert, key := strings.TrimSpace(c.TLSCert), strings.TrimSpace(c.TLSKey)
+	switch {
+	case cert == "" && key == "":
+		return
+	case key == "":
+		fail("--tls-cert is set but --tls-key is missing: HTTPS needs the certificate and its private key (--tls-key or BORIS_TLS_KEY)")
+		return
+	case cert == "":
+		fail("--tls-key is set but --tls-cert is missing: HTTPS needs the certificate and its private key (--tls-cert or BORIS_TLS_CERT)")
+		return
+	}
+	if cfg.Transport == TransportStdio {
+		fail("--tls-cert/--tls-key serve HTTPS and need --transport http: stdio has no network listener to protect")
+		return
+	}
+	var err error
+	if cfg.TLSCert, err = filepath.Abs(cert); err != nil {
+		fail("invalid --tls-cert %q: %v", cert, err)
+	}
+	if cfg.TLSKey, err = filepath.Abs(key); err != nil {
+		fail("invalid --tls-key %q: %v", key, err)
+	}
+	if cfg.Healthcheck {
+		return // the probe needs the scheme, not the key
+	}
+	pair, err := tlscert.Load(cfg.TLSCert, cfg.TLSKey)
+	var le *tlscert.Error
+	switch {
+	case errors.As(err, &le) && le.Part == tlscert.Key:
+		fail("invalid --tls-key: %v (it must be the PEM private key of the --tls-cert certificate)", err)
+	case err != nil:
+		fail("invalid --tls-cert: %v (it must hold the PEM certificate, leaf first)", err)
+	case time.Now().After(pair.Leaf.NotAfter):
+		cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("the --tls-cert certificate expired at %s: clients that verify it refuse the connection", pair.Leaf.NotAfter.UTC().Format(time.RFC3339)))
 	}
 }
 

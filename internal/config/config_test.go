@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/boris-mcp/boris/internal/tlscert/certtest"
 )
 
 func parse(t *testing.T, args []string, env map[string]string) (*Config, error) {
@@ -198,6 +200,80 @@ func TestNetworkDefaults(t *testing.T) {
 	}
 	if got := mustParse(t, []string{"--host=::1", "--port=9"}, nil).ListenAddr(); got != "[::1]:9" {
 		t.Errorf("listen addr %q", got)
+	}
+}
+
+// TestTLS: both files or neither, HTTP only, and a pair that loads, each
+// mistake named with its flag; the paths are kept unresolved so a Secret
+// volume's rotation (a symlink swap) is followed.
+func TestTLS(t *testing.T) {
+	ca := certtest.NewCA(t)
+	good, other := ca.Issue(t, "boris", "localhost"), ca.Issue(t, "other", "localhost")
+	expired := ca.IssueUntil(t, "old", time.Now().Add(-time.Hour), "localhost")
+	dir := t.TempDir()
+	file := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cert, key := file("tls.crt", good.CertPEM), file("tls.key", good.KeyPEM)
+	otherKey := file("other.key", other.KeyPEM)
+	oldCert, oldKey := file("old.crt", expired.CertPEM), file("old.key", expired.KeyPEM)
+	link := filepath.Join(dir, "link.crt")
+	if err := os.Symlink("tls.crt", link); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg := mustParse(t, nil, nil)
+	if cfg.TLSCert != "" || cfg.TLSKey != "" {
+		t.Fatalf("TLS on by default: %q %q", cfg.TLSCert, cfg.TLSKey)
+	}
+	cfg = mustParse(t, []string{"--tls-cert=" + link, "--tls-key=" + key}, nil)
+	if cfg.TLSCert != link || cfg.TLSKey != key || len(cfg.Warnings) != 0 {
+		t.Fatalf("cert %q key %q warnings %q: want the paths as given (symlink kept)", cfg.TLSCert, cfg.TLSKey, cfg.Warnings)
+	}
+	cfg = mustParse(t, nil, map[string]string{"BORIS_TLS_CERT": cert, "BORIS_TLS_KEY": key})
+	if cfg.TLSCert != cert || cfg.TLSKey != key {
+		t.Fatalf("from the environment: %q %q", cfg.TLSCert, cfg.TLSKey)
+	}
+	t.Chdir(dir)
+	if cfg = mustParse(t, []string{"--tls-cert=tls.crt", "--tls-key=tls.key"}, nil); cfg.TLSCert != cert || cfg.TLSKey != key {
+		t.Fatalf("relative paths: %q %q, want them absolute", cfg.TLSCert, cfg.TLSKey)
+	}
+	cfg = mustParse(t, []string{"--tls-cert=" + oldCert, "--tls-key=" + oldKey}, nil)
+	if len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0], "expired at "+expired.Leaf.NotAfter.UTC().Format(time.RFC3339)) {
+		t.Fatalf("an expired certificate: warnings %q", cfg.Warnings)
+	}
+	// The health probe needs the scheme only: it does not read the key.
+	if cfg = mustParse(t, []string{"--healthcheck", "--tls-cert=" + cert, "--tls-key=" + filepath.Join(dir, "missing")}, nil); cfg.TLSCert == "" {
+		t.Fatal("--healthcheck dropped TLS")
+	}
+
+	for _, tt := range []struct {
+		args []string
+		env  map[string]string
+		want []string
+	}{
+		{[]string{"--tls-cert=" + cert}, nil, []string{"--tls-cert is set but --tls-key is missing"}},
+		{nil, map[string]string{"BORIS_TLS_KEY": key}, []string{"--tls-key is set but --tls-cert is missing"}},
+		{[]string{"--transport=stdio", "--tls-cert=" + cert, "--tls-key=" + key}, nil, []string{"--transport http", "stdio"}},
+		{[]string{"--tls-cert=" + filepath.Join(dir, "missing"), "--tls-key=" + key}, nil, []string{"invalid --tls-cert:", "missing", "no such file"}},
+		{[]string{"--tls-cert=" + key, "--tls-key=" + key}, nil, []string{"invalid --tls-cert:", "no PEM certificate"}},
+		{[]string{"--tls-cert=" + cert, "--tls-key=" + filepath.Join(dir, "missing")}, nil, []string{"invalid --tls-key:", "no such file"}},
+		{[]string{"--tls-cert=" + cert, "--tls-key=" + otherKey}, nil, []string{"invalid --tls-key:", "does not match", "private key of the --tls-cert certificate"}},
+	} {
+		_, err := parse(t, tt.args, tt.env)
+		if err == nil {
+			t.Errorf("%q %v accepted", tt.args, tt.env)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%q %v: error %q does not mention %q", tt.args, tt.env, err, w)
+			}
+		}
 	}
 }
 

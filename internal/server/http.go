@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -314,6 +315,22 @@ func (s *Server) origins(next http.Handler) http.Handler {
 	})
 }
 
+// serverLog takes net/http's own error lines to the logger: at warn, except
+// failed TLS handshakes, at debug — port scanners, TCP probes and clients
+// that do not trust the certificate would otherwise fill the log, and the
+// client sees its own error anyway.
+type serverLog struct{ logger *slog.Logger }
+
+func (l serverLog) Write(p []byte) (int, error) {
+	msg := strings.TrimSuffix(string(p), "\n")
+	level := slog.LevelWarn
+	if strings.HasPrefix(msg, "http: TLS handshake error") {
+		level = slog.LevelDebug
+	}
+	l.logger.Log(context.Background(), level, msg)
+	return len(p), nil
+}
+
 // ServeHTTP serves on ln until ctx is done, then shuts down: sessions are
 // closed (their processes terminated) and the listener stops, within the
 // shutdown budget.
@@ -323,13 +340,23 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, metrics http.Ha
 		ReadHeaderTimeout: s.deps.HeaderTimeout,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(s.deps.Logger.Handler(), slog.LevelWarn),
+		ErrorLog:          log.New(serverLog{s.deps.Logger}, "", 0),
+		TLSConfig:         s.deps.TLS,
 		// No ReadTimeout or WriteTimeout: tool calls and their SSE streams
 		// may legitimately last as long as the longest bash timeout. The
 		// body alone has a deadline (bodyDeadline).
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() {
+		if hs.TLSConfig != nil {
+			// The certificate comes from TLSConfig.GetCertificate. A plain
+			// HTTP request on this port is answered by net/http with 400
+			// "Client sent an HTTP request to an HTTPS server".
+			errc <- hs.ServeTLS(ln, "", "")
+			return
+		}
+		errc <- hs.Serve(ln)
+	}()
 	select {
 	case err := <-errc:
 		return err

@@ -11,6 +11,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -51,6 +52,9 @@ type Deps struct {
 	Tracing *telemetry.Tracing
 	// Sandbox is what /health reports under "sandbox" (nil: omitted).
 	Sandbox map[string]any
+	// TLS, when set, makes ServeHTTP serve HTTPS with it (HTTP/2 and
+	// HTTP/1.1) instead of plain HTTP.
+	TLS *tls.Config
 
 	// HeaderTimeout bounds reading a request's headers and BodyTimeout its
 	// body, so a slow or stalled client cannot hold a connection open

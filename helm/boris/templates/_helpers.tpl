@@ -85,3 +85,21 @@ root filesystem is read-only.
 {{- end -}}
 {{- toYaml $out -}}
 {{- end -}}
+
+{{/* Where the tls.secretName Secret is mounted. */}}
+{{- define "boris.tlsDir" -}}/etc/boris/tls{{- end }}
+
+{{/* http, or https with tls.secretName. */}}
+{{- define "boris.scheme" -}}{{ ternary "https" "http" (not (empty .Values.tls.secretName)) }}{{- end }}
+
+{{/*
+A probe from values; with TLS an httpGet probe that names no scheme gets
+HTTPS (the kubelet does not verify the certificate of a probe).
+*/}}
+{{- define "boris.probe" -}}
+{{- $p := deepCopy .probe -}}
+{{- if and .tls $p.httpGet (not $p.httpGet.scheme) -}}
+{{- $_ := set $p.httpGet "scheme" "HTTPS" -}}
+{{- end -}}
+{{- toYaml $p -}}
+{{- end -}}
