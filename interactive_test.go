@@ -277,28 +277,32 @@ func TestUnifiedExecThroughMCP(t *testing.T) {
 	}
 }
 
-// TestTaskOutputBounded: a task printing 100 MB costs boris a fixed window
+// TestTaskOutputBounded: a task printing 250 MB costs boris a fixed window
 // (the read says how much was dropped), and a terminal task runs inside the
 // sandbox.
 func TestTaskOutputBounded(t *testing.T) {
 	dir := tempDir(t)
 	cs, cmd, _ := connectStdio(t, dir)
 	defer cs.Close()
-	id, _ := startTask(t, cs, map[string]any{"command": "head -c 100000000 /dev/zero | tr '\\0' x; echo; echo end", "tty": true})
+	id, first := startTask(t, cs, map[string]any{"command": "head -c 250000000 /dev/zero | tr '\\0' x; echo; echo end", "tty": true})
+	// The notice of dropped output comes with the read after the drop:
+	// the last one or, on a fast machine, an earlier one.
 	var out string
+	dropped := strings.Contains(first, "bytes of output dropped")
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
 		out = mustOK(t, cs, "task_output", map[string]any{"task_id": id, "wait_ms": 5000})
+		dropped = dropped || strings.Contains(out, "bytes of output dropped")
 		if strings.HasPrefix(out, "status: completed") {
 			break
 		}
 	}
-	if !strings.Contains(out, "bytes of output dropped") || !strings.HasSuffix(out, "end\n") {
-		t.Fatalf("final read %.300q … %q", out, out[max(0, len(out)-100):])
+	if !dropped || !strings.HasSuffix(out, "end\n") {
+		t.Fatalf("dropped notice seen: %v; final read %.300q … %q", dropped, out, out[max(0, len(out)-100):])
 	}
 	hwm := peakRSS(t, cmd.Process.Pid)
-	t.Logf("peak RSS of boris after a task printed 100 MB: %.1f MB", float64(hwm)/(1<<20))
-	if hwm > 64<<20 {
-		t.Fatalf("peak RSS %d MB exceeds 64 MB", hwm>>20)
+	t.Logf("peak RSS of boris after a task printed 250 MB: %.1f MB", float64(hwm)/(1<<20))
+	if hwm > 96<<20 {
+		t.Fatalf("peak RSS %d MB exceeds 96 MB: output is being held", hwm>>20)
 	}
 
 	l := newSBLayout(t)
