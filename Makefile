@@ -3,7 +3,7 @@
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: test deps lint unit build run bench fuzz clean
+.PHONY: test deps lint unit otelcol build run bench fuzz clean
 
 ## test: the Debian packages it needs, lint, unit tests (race detector on),
 ## e2e (containers, compose, Helm chart, release check)
@@ -20,9 +20,15 @@ lint:
 	go vet ./...
 	go tool staticcheck ./...
 
-## unit: go test -race over the main module
-unit:
+## unit: go test -race over the main module (the OpenTelemetry Collector
+## the trace tests export to is built first, once: minutes the first time)
+unit: otelcol
 	go test -race -count=1 ./...
+
+## otelcol: the collector of the trace tests (testdata/otelcol), built from
+## the module proxy into the user cache directory by its own self-test
+otelcol:
+	go test -count=1 -timeout 30m -run TestCollectorExportsWhatItReceives ./internal/otelcoltest
 
 ## build: the static release binary
 build:

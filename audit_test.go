@@ -62,22 +62,11 @@ func startBinaryHTTP(t *testing.T, dir string, args ...string) (string, *logBuff
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	cmd := exec.Command(binPath, append([]string{"--port=" + strconv.Itoa(port), "--workdir=" + dir}, args...)...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	logs := collectLogs(t, cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	logs := &logBuffer{}
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			logs.add(sc.Text())
-		}
-	}()
 	url := "http://127.0.0.1:" + strconv.Itoa(port)
 	deadline := time.Now().Add(10 * time.Second)
 	for {

@@ -205,6 +205,23 @@ func checkNegotiated(t *testing.T, cs *mcp.ClientSession, version string) {
 	}
 }
 
+// serveBinary starts a prepared boris command serving HTTP, waits for its
+// "listening" line, and kills it when the test ends; it returns the base
+// URL and the log.
+func serveBinary(t *testing.T, cmd *exec.Cmd) (string, *logBuffer) {
+	t.Helper()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	logs := &logBuffer{}
+	return scanLogs(t, stderr, logs), logs
+}
+
 // connectStdio starts the boris binary in stdio mode.
 func connectStdio(t *testing.T, dir string, args ...string) (*mcp.ClientSession, *exec.Cmd, *logBuffer) {
 	t.Helper()
@@ -226,9 +243,8 @@ func connectStdioWith(t *testing.T, dir, version string, opts *mcp.ClientOptions
 	return cs, cmd, logs
 }
 
-// connectCmd starts a prepared boris command in stdio mode, collects its
-// log, and connects at a protocol revision.
-func connectCmd(t *testing.T, cmd *exec.Cmd, version string, opts *mcp.ClientOptions) (*mcp.ClientSession, *logBuffer) {
+// collectLogs collects the stderr lines of a command about to start.
+func collectLogs(t *testing.T, cmd *exec.Cmd) *logBuffer {
 	t.Helper()
 	logs := &logBuffer{}
 	stderr, err := cmd.StderrPipe()
@@ -237,10 +253,19 @@ func connectCmd(t *testing.T, cmd *exec.Cmd, version string, opts *mcp.ClientOpt
 	}
 	go func() {
 		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
 			logs.add(sc.Text())
 		}
 	}()
+	return logs
+}
+
+// connectCmd starts a prepared boris command in stdio mode, collects its
+// log, and connects at a protocol revision.
+func connectCmd(t *testing.T, cmd *exec.Cmd, version string, opts *mcp.ClientOptions) (*mcp.ClientSession, *logBuffer) {
+	t.Helper()
+	logs := collectLogs(t, cmd)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "boris-test", Version: "1"}, opts).
 		Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {

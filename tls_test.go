@@ -267,16 +267,7 @@ func TestTLSKeyDeniedToTheAgent(t *testing.T) {
 	cmd := exec.Command(binPath, "--port=0", "--workdir="+l.ws, "--sandbox=on", "--deny-dir="+tlsDir,
 		"--tls-cert="+secret.Path("tls.crt"), "--tls-key="+secret.Path("tls.key"))
 	cmd.Env = append(os.Environ(), "TMPDIR="+l.tmp)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	logs := &logBuffer{}
-	url := scanLogs(t, stderr, logs)
+	url, logs := serveBinary(t, cmd)
 	cs := connectClient(t, url, "", trusting(ca.Pool()), defaultClient, nil)
 
 	denied := func(when string) {

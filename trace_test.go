@@ -90,16 +90,7 @@ func TestTracingHTTP(t *testing.T) {
 			dir := tempDir(t)
 			cmd := exec.Command(binPath, "--port=0", "--workdir="+dir)
 			cmd.Env = traceEnv(col, "http/protobuf")
-			stderr, err := cmd.StderrPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-			logs := &logBuffer{}
-			url := scanLogs(t, stderr, logs)
+			url, logs := serveBinary(t, cmd)
 			if !strings.Contains(logs.String(), "tracing on") {
 				t.Fatalf("no start-up line about tracing:\n%s", logs)
 			}

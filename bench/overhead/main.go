@@ -13,7 +13,10 @@
 // second boris binary in the same rounds (an earlier build, for a before
 // and after on one machine).
 //
-//	go run ./bench/overhead [-n 300] [-bin BORIS] [-baseline OTHER_BORIS]
+//	go run ./bench/overhead [-n 300] [-bin BORIS] [-baseline OTHER_BORIS] [-trace-endpoint URL]
+//
+// -trace-endpoint adds the same binary with tracing on, exporting over
+// OTLP/HTTP to a collector at URL (testdata/otelcol builds one).
 //
 // With -sandbox it compares a bash call of `true` with the sandbox off and
 // on instead (two servers, calls interleaved), and reports the time boris
@@ -49,6 +52,7 @@ func main() {
 	n := flag.Int("n", 300, "rounds (each takes a burst of samples of every measurement)")
 	binFlag := flag.String("bin", "", "boris binary (default: build from the repository)")
 	baseline := flag.String("baseline", "", "a second boris binary measured in the same rounds")
+	traceEndpoint := flag.String("trace-endpoint", "", "also measure boris with tracing on, exporting over OTLP/HTTP to this endpoint (e.g. http://127.0.0.1:4318, a collector)")
 	shellPath := flag.String("shell", "/bin/bash", "shell to compare against")
 	sandboxMode := flag.Bool("sandbox", false, "compare bash calls with --sandbox off and on")
 	sandboxNet := flag.String("sandbox-net", "allow", "with -sandbox: the --sandbox-net of the sandboxed server (deny adds the MPTCP seccomp filter)")
@@ -87,14 +91,21 @@ func main() {
 		return
 	}
 
-	bins := []string{bin}
-	if *baseline != "" {
-		bins = append(bins, *baseline)
-	}
 	args := []string{"--workdir=" + work, "--shell=" + *shellPath}
-	var cols []*column
-	for _, b := range bins {
-		cols = append(cols, newColumn(ctx, b, args))
+	cols := []*column{newColumn(ctx, "boris", bin, args)}
+	if *traceEndpoint != "" {
+		// The servers of this column inherit the variables.
+		vars := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": *traceEndpoint, "OTEL_SERVICE_NAME": "boris-bench"}
+		for k, v := range vars {
+			os.Setenv(k, v)
+		}
+		cols = append(cols, newColumn(ctx, "traced", bin, args))
+		for k := range vars {
+			os.Unsetenv(k)
+		}
+	}
+	if *baseline != "" {
+		cols = append(cols, newColumn(ctx, "baseline", *baseline, args))
 	}
 	defer func() {
 		for _, c := range cols {
@@ -153,13 +164,8 @@ func main() {
 	fmt.Printf("p50 [p90] of %d rounds, interleaved; %s\n", *n, machine())
 	fmt.Printf("b2b: calls back to back (%d a round); paused: the first of a round, after the server sat idle\n\n", burst-1)
 	header := fmt.Sprintf("%-32s", "")
-	for i, c := range cols {
-		name := "boris"
-		if i > 0 {
-			name = "baseline"
-		}
-		name += " (" + filepath.Base(c.bin) + ")"
-		header += fmt.Sprintf("  %-20s  %-9s", name+" b2b", "paused")
+	for _, c := range cols {
+		header += fmt.Sprintf("  %-20s  %-9s", c.name+" ("+filepath.Base(c.bin)+") b2b", "paused")
 	}
 	fmt.Println(header)
 	for _, row := range []struct {
@@ -186,17 +192,25 @@ func main() {
 	fmt.Printf("%-32s%s\n", "canned server, line client", floorLine.cells())
 
 	fmt.Println()
-	for i, c := range cols {
-		name := "boris"
-		if i > 0 {
-			name = "baseline"
-		}
+	for _, c := range cols {
+		name := c.name
 		fmt.Printf("%s: bash true / bare spawn, paused %.2f (go-sdk client), %.2f (line client); b2b %.2f, %.2f; goal <= 1.0\n",
 			name, ratio(c.sdkBash.paused, bare.paused), ratio(c.lineBash.paused, bare.paused), ratio(c.sdkBash.b2b, bare.b2b), ratio(c.lineBash.b2b, bare.b2b))
 		fmt.Printf("%s: null call over stdio, b2b %s, paused %s (line client; go-sdk client %s, of which the client alone %s); goal <= 100µs\n",
 			name, us(c.lineNull.b2b), us(c.lineNull.paused), us(c.sdkNull.b2b), us(floorSDK.b2b))
 		fmt.Printf("%s: view / null call, b2b %.2f (line client), %.2f (go-sdk client); goal <= 1.3\n",
 			name, ratio(c.lineView.b2b, c.lineNull.b2b), ratio(c.sdkView.b2b, c.sdkNull.b2b))
+	}
+	for _, c := range cols[1:] {
+		b := cols[0]
+		goal := "goal <= 1.05 (tracing on / off)"
+		if c.name == "baseline" {
+			goal = "boris / baseline"
+		}
+		fmt.Printf("%s / boris p50: bash true b2b %.2f, paused %.2f; null call line b2b %.2f, paused %.2f, go-sdk b2b %.2f; HTTP null %.2f; %s\n",
+			c.name, ratio(c.lineBash.b2b, b.lineBash.b2b), ratio(c.lineBash.paused, b.lineBash.paused),
+			ratio(c.lineNull.b2b, b.lineNull.b2b), ratio(c.lineNull.paused, b.lineNull.paused), ratio(c.sdkNull.b2b, b.sdkNull.b2b),
+			ratio(c.httpNull.b2b, b.httpNull.b2b), goal)
 	}
 }
 
@@ -227,6 +241,7 @@ type step struct {
 
 // column is one boris binary with its three clients and their samples.
 type column struct {
+	name    string // boris, traced, baseline
 	bin     string
 	sdk     *mcp.ClientSession
 	line    *lineClient
@@ -238,8 +253,8 @@ type column struct {
 	httpNull, httpView           series
 }
 
-func newColumn(ctx context.Context, bin string, args []string) *column {
-	c := &column{bin: bin}
+func newColumn(ctx context.Context, name, bin string, args []string) *column {
+	c := &column{name: name, bin: bin}
 	c.sdk, _ = kit.Stdio(ctx, bin, append(args, "--log-level=error")...)
 	c.line = startLine(bin, append([]string{"--transport=stdio", "--log-level=error"}, args...)...)
 	var url string
