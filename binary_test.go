@@ -339,9 +339,12 @@ func TestStdioOneShotPipe(t *testing.T) {
 
 // startStdioPipes starts the binary over stdio in dir, for a test that
 // writes and reads the protocol's lines itself.
-func startStdioPipes(t *testing.T, dir string) (*exec.Cmd, io.WriteCloser, io.ReadCloser) {
+func startStdioPipes(t *testing.T, dir string, env ...string) (*exec.Cmd, io.WriteCloser, io.ReadCloser) {
 	t.Helper()
 	cmd := exec.Command(binPath, "--transport=stdio", "--workdir="+dir)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
@@ -185,6 +186,44 @@ func TestTracingStdioGRPC(t *testing.T) {
 	spans.one(clientTrace, "execute_tool bash")
 	// The last spans are exported when boris ends (stdin closed).
 	cs.Close()
+}
+
+// TestTracingBareMessages: with tracing on, messages without params (an
+// initialized notification, tools/list, ping, as line clients send them)
+// are traced and answered; the server does not fall over (it did: a nil
+// params pointer).
+func TestTracingBareMessages(t *testing.T) {
+	col := otelcoltest.Start(t)
+	cmd, stdin, stdout := startStdioPipes(t, tempDir(t), traceEnv(col, "http/protobuf")[len(os.Environ()):]...)
+	in := bufio.NewReader(stdout)
+	for i, line := range []string{
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"line","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"ping"}`,
+	} {
+		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
+			t.Fatalf("line %d: %v", i, err)
+		}
+		if i == 1 {
+			continue // a notification has no answer
+		}
+		answer, err := in.ReadString('\n')
+		if err != nil || !strings.Contains(answer, `"result"`) {
+			t.Fatalf("line %d: %q %v", i, answer, err)
+		}
+	}
+	col.WaitSpans(t, func(s []otelcoltest.Span) bool {
+		names := map[string]bool{}
+		for _, sp := range s {
+			names[sp.Name] = true
+		}
+		return names["notifications/initialized"] && names["tools/list"] && names["ping"]
+	}, 15*time.Second)
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("boris exited with %v", err)
+	}
 }
 
 // TestTracingOffStartsNothing: with no OTEL_* configuration boris starts

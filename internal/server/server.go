@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -203,9 +204,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
 			r.SessionID = ss.ID()
 		}
-		if p := req.GetParams(); p != nil {
-			r.Meta = p.GetMeta()
-		}
+		r.Meta = metaOf(req)
 		if extra := req.GetExtra(); extra != nil {
 			r.Header = extra.Header
 		}
@@ -232,6 +231,19 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// metaOf is a request's params._meta; nil when it has no params (a
+// notification without params holds a nil pointer in the interface).
+func metaOf(req mcp.Request) map[string]any {
+	p := req.GetParams()
+	if p == nil {
+		return nil
+	}
+	if v := reflect.ValueOf(p); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil
+	}
+	return p.GetMeta()
+}
+
 // transportName is "stdio" or "http".
 func (s *Server) transportName() string {
 	if s.stdio.Load() {
@@ -243,8 +255,8 @@ func (s *Server) transportName() string {
 // caller says who makes a tool call, for its audit record.
 func (s *Server) caller(req mcp.Request) tools.Caller {
 	c := tools.Caller{Credential: credential(req.GetExtra()), Era: eraOf(req), Transport: s.transportName()}
-	if p := req.GetParams(); p != nil {
-		if info, ok := p.GetMeta()[mcp.MetaKeyClientInfo].(map[string]any); ok {
+	if meta := metaOf(req); meta != nil {
+		if info, ok := meta[mcp.MetaKeyClientInfo].(map[string]any); ok {
 			name, _ := info["name"].(string)
 			version, _ := info["version"].(string)
 			c.Client = strings.TrimSpace(name + " " + version)
