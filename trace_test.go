@@ -256,10 +256,10 @@ func TestTracingOffStartsNothing(t *testing.T) {
 	}
 }
 
-// blockingReader is a stdin that has nothing until ctx ends.
+// blockingReader is a stdin that has nothing until ctx ends, then ends.
 type blockingReader struct{ ctx context.Context }
 
 func (b blockingReader) Read([]byte) (int, error) {
 	<-b.ctx.Done()
-	return 0, context.Canceled
+	return 0, io.EOF
 }
