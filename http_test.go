@@ -465,6 +465,14 @@ func TestDeleteClosesSession(t *testing.T) {
 func TestShutdownKillsEverything(t *testing.T) {
 	p := startInProcess(t)
 	cs := connectHTTP(t, p.url, "", nil)
+	shutdownEndsCommands(t, p, cs)
+}
+
+// shutdownEndsCommands starts a background and a foreground command,
+// stops the server, and checks that it stopped within the budget and
+// both commands are gone.
+func shutdownEndsCommands(t *testing.T, p *inProcess, cs *mcp.ClientSession) {
+	t.Helper()
 	mustOK(t, cs, "bash", map[string]any{"command": "echo $$ > bg.pid; exec sleep 300", "run_in_background": true})
 	go func() {
 		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "echo $$ > fg.pid; exec sleep 300"}})

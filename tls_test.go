@@ -332,17 +332,5 @@ func TestTLSHTTP2CancelAndShutdown(t *testing.T) {
 	waitGone(t, 7*time.Second, pid)
 	mustOK(t, cs, "bash", map[string]any{"command": "true"})
 
-	mustOK(t, cs, "bash", map[string]any{"command": "echo $$ > bg.pid; exec sleep 300", "run_in_background": true})
-	go func() {
-		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "echo $$ > fg.pid; exec sleep 300"}})
-	}()
-	pids := []int{readPid(t, filepath.Join(p.dir, "bg.pid")), readPid(t, filepath.Join(p.dir, "fg.pid"))}
-	start := time.Now()
-	if err := p.stop(); err != nil {
-		t.Fatal(err)
-	}
-	if took := time.Since(start); took > 7*time.Second {
-		t.Fatalf("shutdown took %v", took)
-	}
-	waitGone(t, time.Second, pids...)
+	shutdownEndsCommands(t, p, cs)
 }
