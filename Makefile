@@ -3,15 +3,17 @@
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: test deps lint unit otelcol build run bench fuzz clean
+.PHONY: test deps lint unit otelcol build run bench fuzz clean docs
 
 ## test: the Debian packages it needs, lint, unit tests (race detector on),
 ## e2e (containers, compose, Helm chart, release check)
 test: deps lint unit e2e
 
-## deps: install missing Debian packages (apt-get, as root or with sudo)
+## deps: install missing Debian packages (apt-get, as root or with sudo),
+## and build the pinned gopls of the lsp tests into the user cache directory
 deps:
 	scripts/deps.sh
+	scripts/lsp-deps.sh
 
 ## lint: gofmt, go vet, staticcheck
 lint:
@@ -25,7 +27,8 @@ lint:
 unit: otelcol
 	go test -race -count=1 ./...
 
-## otelcol: the collector of the trace tests (testdata/otelcol), built from
+## otelcol: the collector of the trace tests
+## (internal/otelcoltest/testdata/otelcol), built from
 ## the module proxy into the user cache directory by its own self-test
 otelcol:
 	go test -count=1 -timeout 30m -run TestCollectorExportsWhatItReceives ./internal/otelcoltest
@@ -33,6 +36,12 @@ otelcol:
 ## build: the static release binary
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o boris .
+
+## docs: regenerate the reference pages made from the code (docs/flags.md
+## from the flags, docs/tools.md from the tools each mode registers); a
+## test in internal/docgen fails when the committed pages differ
+docs:
+	go run ./internal/docgen/cmd .
 
 ## run: serve MCP over HTTP on :8080 from this directory
 run:

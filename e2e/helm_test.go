@@ -303,7 +303,7 @@ func TestHelmServiceMonitor(t *testing.T) {
 
 // checkBorisContainer asserts what every rendering of the boris container
 // must have: probes on /health, the non-root read-only security context, the
-// token from the secret, the workspace and /tmp mounts.
+// token file from the secret, the workspace and /tmp mounts.
 func checkBorisContainer(t *testing.T, d appsv1.Deployment, c corev1.Container, secret, key string) {
 	t.Helper()
 	if c.Name != "boris" || c.Image != "ghcr.io/boris-mcp/boris:0.1.0" {
@@ -329,10 +329,7 @@ func checkBorisContainer(t *testing.T, d appsv1.Deployment, c corev1.Container, 
 		sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
 		t.Fatalf("container securityContext %+v", sc)
 	}
-	ref := env(t, c, "BORIS_TOKEN").ValueFrom
-	if ref == nil || ref.SecretKeyRef == nil || ref.SecretKeyRef.Name != secret || ref.SecretKeyRef.Key != key {
-		t.Fatalf("BORIS_TOKEN from %+v, want secret %s key %s", ref, secret, key)
-	}
+	checkTokenFile(t, pod, c, secret, key)
 	if e := env(t, c, "BORIS_WORKDIR"); e.Value != "/workspace" {
 		t.Fatalf("BORIS_WORKDIR %q", e.Value)
 	}
@@ -347,6 +344,63 @@ func checkBorisContainer(t *testing.T, d appsv1.Deployment, c corev1.Container, 
 	}
 	if c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().IsZero() {
 		t.Fatalf("resources %+v", c.Resources)
+	}
+}
+
+// tokenDir and tokenFile are where the chart mounts the token Secret and
+// the file boris reads.
+const (
+	tokenDir  = "/etc/boris/auth"
+	tokenFile = tokenDir + "/token"
+)
+
+// checkTokenFile asserts that boris reads its tokens from the Secret as a
+// file (BORIS_TOKEN_FILE), never from its environment: the key mounted as
+// "token", the whole volume (a subPath is never updated), read-only, mode
+// 0440 (the group is the pod's fsGroup, boris's user's).
+func checkTokenFile(t *testing.T, pod corev1.PodSpec, c corev1.Container, secret, key string) {
+	t.Helper()
+	for _, e := range c.Env {
+		if e.Name == "BORIS_TOKEN" {
+			t.Fatalf("boris gets BORIS_TOKEN in its environment: %+v", e)
+		}
+	}
+	if e := env(t, c, "BORIS_TOKEN_FILE"); e.Value != tokenFile || e.ValueFrom != nil {
+		t.Fatalf("BORIS_TOKEN_FILE %+v, want %s", e, tokenFile)
+	}
+	if m := mount(t, c, "auth"); m.MountPath != tokenDir || !m.ReadOnly || m.SubPath != "" {
+		t.Fatalf("auth mount %+v, want %s read-only, the whole volume", m, tokenDir)
+	}
+	v := volume(t, pod, "auth").Secret
+	if v == nil || v.SecretName != secret || len(v.Items) != 1 || v.Items[0].Key != key || v.Items[0].Path != "token" ||
+		v.DefaultMode == nil || *v.DefaultMode != 0o440 || v.Items[0].Mode != nil {
+		t.Fatalf("auth volume %+v, want Secret %s key %s as token, mode 0440", v, secret, key)
+	}
+	if fs := pod.SecurityContext.FSGroup; fs == nil || *fs != 65532 {
+		t.Fatalf("fsGroup %v: the token file (mode 0440) is readable by boris's user through it", fs)
+	}
+}
+
+// TestHelmNoAuth: auth.enabled=false mounts no token and says so to boris.
+func TestHelmNoAuth(t *testing.T) {
+	r := helmTemplateSet(t, nil, []string{"auth.enabled=false"})
+	if len(r.secrets) != 0 {
+		t.Fatalf("%d secrets without auth", len(r.secrets))
+	}
+	pod := r.deployments[0].Spec.Template.Spec
+	c := pod.Containers[0]
+	if e := env(t, c, "BORIS_NO_AUTH"); e.Value != "true" {
+		t.Fatalf("BORIS_NO_AUTH %q", e.Value)
+	}
+	for _, e := range c.Env {
+		if strings.HasPrefix(e.Name, "BORIS_TOKEN") {
+			t.Errorf("without auth: %s set", e.Name)
+		}
+	}
+	for _, v := range pod.Volumes {
+		if v.Name == "auth" {
+			t.Errorf("without auth: the token volume is rendered")
+		}
 	}
 }
 

@@ -296,8 +296,8 @@ func sandboxDiagnose(c *kube.Cluster, ns string) string {
 // TestAgentSandboxTemplateMatchesChart: the SandboxTemplate's pod is the
 // chart's default pod in what makes it safe and healthy — the pod's and
 // the container's security contexts, probes, resources, grace period,
-// no service account token, and the image of the chart's appVersion —
-// so the two do not drift apart. Its pod spec decodes strictly.
+// no service account token, the token read from a file, and the image of
+// the chart's appVersion — so the two do not drift apart. Its pod spec decodes strictly.
 func TestAgentSandboxTemplateMatchesChart(t *testing.T) {
 	tmpl := readManifest(t, "sandboxtemplate.yaml")
 	raw, _, _ := unstructured.NestedMap(tmpl.Object, "spec", "podTemplate", "spec")
@@ -329,9 +329,35 @@ func TestAgentSandboxTemplateMatchesChart(t *testing.T) {
 			t.Errorf("%s: the template has %+v, the chart %+v", c.what, c.got, c.want)
 		}
 	}
-	for _, name := range []string{"BORIS_PORT", "BORIS_WORKDIR", "HOME"} {
+	for _, name := range []string{"BORIS_PORT", "BORIS_WORKDIR", "HOME", "BORIS_CHECKPOINT_DIR", "BORIS_CHECKPOINT_MAX_BYTES"} {
 		if envValue(boris, name) != envValue(want, name) {
 			t.Errorf("%s: the template has %q, the chart %q", name, envValue(boris, name), envValue(want, name))
 		}
 	}
+	// The checkpoint store: the same emptyDir at the same place.
+	mountOf := func(c corev1.Container, name string) string {
+		for _, m := range c.VolumeMounts {
+			if m.Name == name {
+				return m.MountPath
+			}
+		}
+		return ""
+	}
+	volumeOf := func(p corev1.PodSpec, name string) any {
+		for _, v := range p.Volumes {
+			if v.Name == name {
+				return v.VolumeSource
+			}
+		}
+		return nil
+	}
+	if g, w := mountOf(boris, "checkpoints"), mountOf(want, "checkpoints"); g != w || g == "" {
+		t.Errorf("checkpoints mount: the template has %q, the chart %q", g, w)
+	}
+	if g, w := volumeOf(pod, "checkpoints"), volumeOf(chart, "checkpoints"); !reflect.DeepEqual(g, w) {
+		t.Errorf("checkpoints volume: the template has %+v, the chart %+v", g, w)
+	}
+	// The token: a file from the Secret boris-token (key token), mounted
+	// as the chart mounts its own Secret.
+	checkTokenFile(t, pod, boris, "boris-token", "token")
 }

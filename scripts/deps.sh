@@ -11,6 +11,10 @@
 #                      the shell-detection e2e test
 #   python3, less      the interactive-command tests drive a Python REPL
 #                      under a terminal and read less's screen
+#   clangd, python3-pylsp, python3-pyflakes
+#                      the language servers the lsp tests drive (C, Python;
+#                      pyflakes is where pylsp's errors come from); gopls is
+#                      built by scripts/lsp-deps.sh
 #   docker-compose     only when neither it nor `docker compose` is there
 #   etcd-server, containernetworking-plugins, iptables, iproute2, and
 #   containerd and runc unless some package already gives those commands
@@ -24,6 +28,7 @@
 set -euo pipefail
 
 packages=(ripgrep fd-find git busybox-static bash-static ca-certificates tzdata chromium python3 less
+  clangd python3-pylsp python3-pyflakes
   etcd-server containernetworking-plugins iptables iproute2)
 missing=()
 for p in "${packages[@]}"; do

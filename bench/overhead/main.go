@@ -13,10 +13,12 @@
 // second boris binary in the same rounds (an earlier build, for a before
 // and after on one machine).
 //
-//	go run ./bench/overhead [-n 300] [-bin BORIS] [-baseline OTHER_BORIS] [-trace-endpoint URL]
+//	go run ./bench/overhead [-n 300] [-bin BORIS] [-baseline OTHER_BORIS] [-trace-endpoint URL] [-text-only]
 //
 // -trace-endpoint adds the same binary with tracing on, exporting over
-// OTLP/HTTP to a collector at URL (testdata/otelcol builds one).
+// OTLP/HTTP to a collector at URL (internal/otelcoltest/testdata/otelcol builds one).
+// -text-only adds the same binary with --structured-content=off: the cost
+// of making and encoding structured results is the ratio of the two.
 //
 // With -sandbox it compares a bash call of `true` with the sandbox off and
 // on instead (two servers, calls interleaved), and reports the time boris
@@ -39,6 +41,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -56,6 +59,7 @@ func main() {
 	shellPath := flag.String("shell", "/bin/bash", "shell to compare against")
 	sandboxMode := flag.Bool("sandbox", false, "compare bash calls with --sandbox off and on")
 	sandboxNet := flag.String("sandbox-net", "allow", "with -sandbox: the --sandbox-net of the sandboxed server (deny adds the MPTCP seccomp filter)")
+	textOnly := flag.Bool("text-only", false, "also measure the same binary with --structured-content=off (answers without structuredContent)")
 	canned := flag.Bool("canned", false, "serve canned answers on stdin/stdout (the stand-in server; used by the benchmark itself)")
 	flag.Parse()
 	if *canned {
@@ -103,6 +107,9 @@ func main() {
 		for k := range vars {
 			os.Unsetenv(k)
 		}
+	}
+	if *textOnly {
+		cols = append(cols, newColumn(ctx, "text-only", bin, append(slices.Clone(args), "--structured-content=off")))
 	}
 	if *baseline != "" {
 		cols = append(cols, newColumn(ctx, "baseline", *baseline, args))
@@ -203,6 +210,13 @@ func main() {
 	}
 	for _, c := range cols[1:] {
 		b := cols[0]
+		if c.name == "text-only" {
+			fmt.Printf("boris / text-only p50 (the cost of structured results): line client b2b: null call %.3f, view %.3f, bash true %.3f; go-sdk b2b: null %.3f, view %.3f, bash %.3f; HTTP b2b: null %.3f, view %.3f; goal <= 1.05\n",
+				ratio(b.lineNull.b2b, c.lineNull.b2b), ratio(b.lineView.b2b, c.lineView.b2b), ratio(b.lineBash.b2b, c.lineBash.b2b),
+				ratio(b.sdkNull.b2b, c.sdkNull.b2b), ratio(b.sdkView.b2b, c.sdkView.b2b), ratio(b.sdkBash.b2b, c.sdkBash.b2b),
+				ratio(b.httpNull.b2b, c.httpNull.b2b), ratio(b.httpView.b2b, c.httpView.b2b))
+			continue
+		}
 		goal := "goal <= 1.05 (tracing on / off)"
 		if c.name == "baseline" {
 			goal = "boris / baseline"
@@ -298,61 +312,20 @@ func sdkCall(ctx context.Context, cs *mcp.ClientSession, name string, args map[s
 	return d
 }
 
-// lineClient speaks MCP over a server's stdin and stdout with nothing but
-// writes and reads of lines: the request is made before the clock starts,
-// the answer is checked after it stops.
-type lineClient struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Reader
-	id  int
-}
+// lineClient is kit's line client with this benchmark's checks.
+type lineClient struct{ *kit.Line }
 
 func startLine(bin string, args ...string) *lineClient {
-	cmd := exec.Command(bin, args...)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		log.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		log.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		log.Fatal(err)
-	}
-	c := &lineClient{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
-	c.roundTrip([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}` + "\n"))
-	if _, err := io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
-		log.Fatal(err)
-	}
-	return c
-}
-
-func (c *lineClient) roundTrip(req []byte) ([]byte, time.Duration) {
-	start := time.Now()
-	if _, err := c.in.Write(req); err != nil {
-		log.Fatal(err)
-	}
-	answer, err := c.out.ReadBytes('\n')
-	d := time.Since(start)
-	if err != nil {
-		log.Fatalf("%s: %v", c.cmd.Path, err)
-	}
-	return answer, d
+	return &lineClient{kit.StartLine(bin, args...)}
 }
 
 func (c *lineClient) call(tool, args string, wantError bool) time.Duration {
-	c.id++
-	answer, d := c.roundTrip(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`+"\n", c.id, tool, args))
-	checkAnswer(answer, c.id, tool, wantError)
+	answer, id, d := c.CallTool(tool, []byte(args))
+	checkAnswer(answer, id, tool, wantError)
 	return d
 }
 
-func (c *lineClient) close() {
-	c.in.Close()
-	_ = c.cmd.Wait()
-}
+func (c *lineClient) close() { c.Close() }
 
 // httpClient makes each call one POST at the stateless revision, on a
 // connection kept alive between calls.

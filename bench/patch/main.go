@@ -10,6 +10,16 @@
 // side is timed twice: with a view of each file before its edits, as
 // boris's default view-before-edit requires, and without (a server started
 // with --require-view-before-edit=false).
+//
+// With -corpus it measures apply_patch on real changes instead: every
+// commit of a git repository's history (-repo, this one by default)
+// written as the V4A patch that makes it from its parent, with an
+// "@@ <enclosing function>" line per hunk and with bare "@@" (see
+// internal/patch/corpus), applied at the parent's files over stdio and
+// over HTTP, -n rounds each; it prints p50, p90, p99 and the maximum of
+// the call's latency and checks every result against the commit.
+//
+//	go run ./bench/patch -corpus [-repo DIR] [-n 3]
 package main
 
 import (
@@ -35,11 +45,23 @@ const (
 )
 
 func main() {
-	n := flag.Int("n", 50, "rounds per measurement")
+	n := flag.Int("n", 50, "rounds per measurement (with -corpus: per commit and style, default 3)")
+	corpusMode := flag.Bool("corpus", false, "measure apply_patch on a git repository's history")
+	repo := flag.String("repo", ".", "with -corpus: the repository")
 	flag.Parse()
 
 	tmp, bin := kit.Build("boris-bench-patch")
 	defer os.RemoveAll(tmp)
+	if *corpusMode {
+		rounds := *n
+		if !isSet("n") {
+			rounds = 3
+		}
+		if err := runCorpus(bin, tmp, *repo, rounds); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	work := filepath.Join(tmp, "work")
 	if err := os.Mkdir(work, 0o755); err != nil {
 		log.Fatal(err)
@@ -194,4 +216,11 @@ func write(dir, name, content string) {
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// isSet reports whether a flag was given.
+func isSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

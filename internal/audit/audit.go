@@ -2,7 +2,7 @@
 // log record per tool call saying who called which tool, in which session,
 // with what essentials (the command, the paths, a patch's files, a search
 // pattern) and what came of it. The record's fields are a stable format,
-// listed in the README; a field without a value is left out.
+// listed in docs/operations.md; a field without a value is left out.
 package audit
 
 import (

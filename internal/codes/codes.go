@@ -38,13 +38,43 @@ const (
 	PatchInvalid          Code = "PATCH_INVALID"
 	PatchContextNotFound  Code = "PATCH_CONTEXT_NOT_FOUND"
 	UndoNoHistory         Code = "UNDO_NO_HISTORY"
+
+	// Language servers (the lsp tool).
+	LSPNoServer    Code = "LSP_NO_SERVER"
+	LSPStartFailed Code = "LSP_START_FAILED"
+	LSPIndexing    Code = "LSP_INDEXING"
+	LSPTimeout     Code = "LSP_TIMEOUT"
+	LSPUnsupported Code = "LSP_UNSUPPORTED"
+	LSPServerError Code = "LSP_SERVER_ERROR"
+	// Checkpoints.
+	CheckpointNotFound Code = "CHECKPOINT_NOT_FOUND"
+	CheckpointTooLarge Code = "CHECKPOINT_TOO_LARGE"
+	CheckpointDisabled Code = "CHECKPOINT_DISABLED"
+	CheckpointFailed   Code = "CHECKPOINT_FAILED"
 )
+
+// All lists every code, in the order above: the values a structured error
+// result's code may take. A new code goes here too.
+var All = []Code{
+	InvalidInput, PathNotFound, AccessDenied, FileTooLarge, IOError, FileNotViewed,
+	FileChangedSinceView, BashEmptyCommand, BashStartFailed, BashTaskLimit,
+	BashTaskNotFound, SessionClosed, SessionNotFound, SessionLimit, StrReplaceNotFound,
+	StrReplaceAmbiguous, GrepInvalidPattern, GrepInvalidOutputMode, GrepInvalidType,
+	FindInvalidPattern, FindInvalidType, EditorInvalidCommand, PatchInvalid,
+	PatchContextNotFound, UndoNoHistory,
+	LSPNoServer, LSPStartFailed, LSPIndexing, LSPTimeout, LSPUnsupported, LSPServerError,
+	CheckpointNotFound, CheckpointTooLarge, CheckpointDisabled, CheckpointFailed,
+}
 
 // Error is an operational failure reported to the model as a tool result.
 type Error struct {
 	Code Code
 	// Message is boris's own wording.
 	Message string
+	// Param and Valid, when set, name the parameter whose value was
+	// refused and the values it may take.
+	Param string
+	Valid []string
 	// Fact, when set, holds the situation as data (a struct of the domain
 	// package that made the error), so a tool dialect can word it the way
 	// its models were trained to read it.
@@ -61,6 +91,12 @@ func Errorf(code Code, format string, args ...any) *Error {
 // WithFact sets e's Fact and returns e.
 func (e *Error) WithFact(fact any) *Error {
 	e.Fact = fact
+	return e
+}
+
+// WithValid sets the parameter at fault and its valid values, and returns e.
+func (e *Error) WithValid(param string, valid ...string) *Error {
+	e.Param, e.Valid = param, valid
 	return e
 }
 

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -28,7 +29,9 @@ import (
 	"github.com/alecthomas/kong"
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/boris-mcp/boris/internal/lsp"
 	"github.com/boris-mcp/boris/internal/tlscert"
+	"github.com/boris-mcp/boris/internal/tokens"
 )
 
 // Transport names.
@@ -50,10 +53,12 @@ const (
 	ToolGrep       = "grep"
 	ToolFind       = "find"
 	ToolApplyPatch = "apply_patch"
+	ToolLSP        = "lsp"
+	ToolCheckpoint = "checkpoint"
 )
 
 // ToolNames lists the valid --disable-tools names in a stable order.
-var ToolNames = []string{ToolBash, ToolTaskOutput, ToolTaskInput, ToolTaskKill, ToolView, ToolStrReplace, ToolCreateFile, ToolApplyPatch, ToolGrep, ToolFind}
+var ToolNames = []string{ToolBash, ToolTaskOutput, ToolTaskInput, ToolTaskKill, ToolView, ToolStrReplace, ToolCreateFile, ToolApplyPatch, ToolGrep, ToolFind, ToolLSP, ToolCheckpoint}
 
 // toolAliases maps other accepted spellings to default-mode names: the
 // names of the same tools in the compat modes.
@@ -63,6 +68,7 @@ var toolAliases = map[string][]string{
 	"shell":              {ToolBash},
 	"exec_command":       {ToolTaskInput},
 	"write_stdin":        {ToolTaskInput},
+	"LSP":                {ToolLSP},
 }
 
 // Config is the resolved, immutable configuration of one boris process.
@@ -91,9 +97,18 @@ type Config struct {
 	// one): Claude's tools, or OpenAI's.
 	AnthropicCompat bool
 	OpenAICompat    bool
-	// Tokens are the bearer tokens accepted on /mcp, each its own
-	// credential; none means no auth.
+	// Tokens are the bearer tokens of --token, accepted on /mcp, each its
+	// own credential; with no TokenFile either, none means no auth.
 	Tokens []string
+	// TokenFile is the absolute path of the --token-file (one token per
+	// line, each its own credential besides Tokens), "" for none. Symlinks
+	// are kept, as for the TLS pair, so a Secret volume's update is seen.
+	// Over HTTP it was read successfully at start; whatever the transport
+	// it is denied to the tools.
+	TokenFile string
+	// fileTokens counts the token file's tokens at start (beyond
+	// Tokens), for Credentials.
+	fileTokens int
 	// TokenGenerated is true when Tokens holds one token made at start-up
 	// (--generate-token, or a non-loopback listener without a token) that
 	// must be shown once to the operator; TokenGeneratedWhy says which.
@@ -127,9 +142,14 @@ type Config struct {
 	Warnings []string
 	// Healthcheck asks for a probe of a running server instead of a server.
 	Healthcheck bool
+	// Commands are the limits every command runs under.
+	Commands Commands
 
-	// Sandbox is --sandbox on: commands run under Landlock.
-	Sandbox bool
+	// SandboxMode is --sandbox as given: SandboxAuto, SandboxOn or
+	// SandboxOff. Sandbox is what it came to (see SandboxWanted): commands
+	// run under Landlock, each session's in a domain of its own.
+	SandboxMode string
+	Sandbox     bool
 	// SandboxWrite are extra absolute, symlink-free paths commands may
 	// write with the sandbox on.
 	SandboxWrite []string
@@ -140,6 +160,66 @@ type Config struct {
 
 	// TTYCols and TTYRows are the size of the terminal of a tty command.
 	TTYCols, TTYRows int
+
+	// StructuredContent is whether tools declare an output schema and
+	// answer with structuredContent beside their text (--structured-content;
+	// auto is on, except in --anthropic-compat).
+	StructuredContent bool
+	// Language servers. LSPOff (--lsp off) runs none: no lsp tool, no
+	// diagnostics in edits. LSPServers are the --lsp LANG=COMMAND entries
+	// by canonical language name (a nil command turns that language off).
+	// LSPIdleTimeout stops a server nobody used for that long.
+	// Diagnostics (--diagnostics on) appends the errors an edit
+	// introduced to its answer, waiting at most DiagnosticsWait.
+	LSPOff          bool
+	LSPServers      map[string][]string
+	LSPIdleTimeout  time.Duration
+	Diagnostics     bool
+	DiagnosticsWait time.Duration
+	// Checkpoints is --checkpoints on: the workspace is checkpointed
+	// before every call that can change it and the checkpoint tool is
+	// served. CheckpointDir is the directory of the stores (absolute,
+	// outside the workspace), CheckpointMaxBytes its bound and
+	// CheckpointMaxFileSize the largest file whose content is kept.
+	// CheckpointUnavailable, when set, says why no default directory could
+	// be used: the tool then answers CHECKPOINT_DISABLED with it.
+	Checkpoints           bool
+	CheckpointDir         string
+	CheckpointMaxBytes    int64
+	CheckpointMaxFileSize int64
+	CheckpointUnavailable string
+}
+
+// MaxDiagnosticsWait is the longest --diagnostics-wait: an edit's answer is
+// never held longer for a language server.
+const MaxDiagnosticsWait = 10 * time.Second
+
+// Sandbox modes (Config.SandboxMode).
+const (
+	SandboxAuto = "auto"
+	SandboxOn   = "on"
+	SandboxOff  = "off"
+)
+
+// Credentials is the number of credentials /mcp accepts: the bearer
+// tokens, however they were given (the token file's as it was at start: a
+// file that gains tokens later does not turn the sandbox on until boris
+// restarts). Each is an agent of its own, which is what --sandbox auto
+// counts.
+func (c *Config) Credentials() int { return len(c.Tokens) + c.fileTokens }
+
+// SandboxWanted decides whether commands run sandboxed: --sandbox on and
+// off say so; auto is on when more than one credential is configured, so
+// that the agents' commands cannot reach each other or boris, and off for
+// a single agent, which has nobody to be kept from.
+func (c *Config) SandboxWanted() bool {
+	switch c.SandboxMode {
+	case SandboxOn:
+		return true
+	case SandboxAuto:
+		return c.Credentials() > 1
+	}
+	return false
 }
 
 // Sandbox network modes (Config.SandboxNet).
@@ -159,6 +239,9 @@ func (c *Config) ToolEnabled(name string) bool {
 		return false
 	}
 	if (name == ToolBash || taskTool) && c.Shell == "" {
+		return false
+	}
+	if name == ToolCheckpoint && !c.Checkpoints {
 		return false
 	}
 	return true
@@ -182,13 +265,14 @@ type cli struct {
 	Timeout               int      `help:"Default bash timeout in seconds." default:"120" envvar:"BORIS_TIMEOUT"`
 	AllowDir              []string `sep:"none" help:"Directory the file tools may touch (repeatable)." placeholder:"DIR" envvar:"BORIS_ALLOW_DIRS"`
 	DenyDir               []string `sep:"none" help:"Denied directory or glob such as **/.env (repeatable); deny beats allow." placeholder:"PATTERN" envvar:"BORIS_DENY_DIRS"`
-	DisableTools          []string `help:"Tool names not to register (repeatable): bash, task_output, task_input, task_kill, view, str_replace, create_file, apply_patch, grep, find." placeholder:"TOOL" envvar:"BORIS_DISABLE_TOOLS"`
+	DisableTools          []string `help:"Tool names not to register (repeatable): bash, task_output, task_input, task_kill, view, str_replace, create_file, apply_patch, grep, find, lsp, checkpoint." placeholder:"TOOL" envvar:"BORIS_DISABLE_TOOLS"`
 	MaxFileSize           string   `help:"Largest file view reads and create_file/str_replace write (B, KB, MB, GB or bytes)." default:"10MB" envvar:"BORIS_MAX_FILE_SIZE"`
 	RequireViewBeforeEdit string   `help:"Refuse edits of files not viewed in the session: auto, true, false." default:"auto" envvar:"BORIS_REQUIRE_VIEW_BEFORE_EDIT"`
 	BackgroundTaskTimeout int      `help:"Seconds a background task may live (0 = no limit)." default:"0" envvar:"BORIS_BACKGROUND_TASK_TIMEOUT"`
 	AnthropicCompat       bool     `help:"Serve the tools Claude models are trained on (bash, str_replace_editor), answering as Anthropic's reference tools do." envvar:"BORIS_ANTHROPIC_COMPAT"`
 	OpenaiCompat          bool     `name:"openai-compat" help:"Serve the tools OpenAI's coding models are trained on (shell, apply_patch), answering as Codex does." envvar:"BORIS_OPENAI_COMPAT"`
 	Token                 []string `help:"Bearer token required on /mcp (HTTP mode; repeatable: each token is its own credential with its own sessions)." placeholder:"TOKEN" envvar:"BORIS_TOKEN"`
+	TokenFile             string   `name:"token-file" help:"File of bearer tokens, one per line (blank lines and # comments skipped), each its own credential as with --token; reloaded when it changes: a removed token's sessions are closed. Denied to the tools." placeholder:"FILE" envvar:"BORIS_TOKEN_FILE"`
 	GenerateToken         bool     `help:"Generate a random token at start-up and print it once to stderr." envvar:"BORIS_GENERATE_TOKEN"`
 	NoAuth                bool     `help:"Serve /mcp without a token on a non-loopback address: the network is trusted (e.g. behind an authenticating proxy)." envvar:"BORIS_NO_AUTH"`
 	AllowOrigin           []string `help:"Browser origin allowed to call /mcp, e.g. https://app.example.com (repeatable; * allows any). Requests with another Origin get 403." placeholder:"ORIGIN" envvar:"BORIS_ALLOW_ORIGINS"`
@@ -200,10 +284,23 @@ type cli struct {
 	LogLevel              string   `help:"Log level: debug, info, warn, error." default:"info" envvar:"BORIS_LOG_LEVEL"`
 	LogFormat             string   `help:"Log format: text or json." default:"text" envvar:"BORIS_LOG_FORMAT"`
 	Audit                 string   `help:"Audit record of every tool call, logged at info whatever --log-level: full (with the command text), paths (without command or input text), off." default:"full" envvar:"BORIS_AUDIT"`
-	Sandbox               string   `help:"Run every bash command under a Landlock sandbox (Linux): off or on. On: writes only in the allowed dirs (or workdir), the temp dir and --sandbox-write paths; --deny-dir paths unreadable." default:"off" envvar:"BORIS_SANDBOX"`
+	Sandbox               string   `help:"Run bash commands under a Landlock sandbox (Linux), each session's in a domain of its own: auto (on when more than one token is configured), on or off. On: writes only in the allowed dirs (or workdir), the temp dir and --sandbox-write paths; --deny-dir paths unreadable; no signal or /proc access to another session's processes or to boris." default:"auto" envvar:"BORIS_SANDBOX"`
 	SandboxWrite          []string `sep:"none" help:"Extra path sandboxed commands may write, e.g. a build cache (repeatable)." placeholder:"PATH" envvar:"BORIS_SANDBOX_WRITE"`
 	SandboxNet            string   `help:"TCP for sandboxed commands: allow, deny, or the ports they may connect to (e.g. 443,80; binds refused)." default:"allow" envvar:"BORIS_SANDBOX_NET"`
+	CommandMaxProcs       int      `name:"command-max-procs" help:"Most processes one command may add (0: half of the free slots below the container's pids limit, keeping a reserve for boris). Needs boris to run as a non-root user." default:"0" envvar:"BORIS_COMMAND_MAX_PROCS"`
+	CommandMemory         string   `name:"command-memory" help:"Largest data segment (RLIMIT_DATA: heap and private mappings) of each command process (B, KB, MB, GB; 0 = none). The container's memory limit applies anyway." default:"0" envvar:"BORIS_COMMAND_MEMORY"`
+	CommandFileSize       string   `name:"command-file-size" help:"Largest file a command process may write (RLIMIT_FSIZE; B, KB, MB, GB; 0 = none)." default:"0" envvar:"BORIS_COMMAND_FILE_SIZE"`
+	CommandNice           int      `name:"command-nice" help:"Scheduling priority of commands, 1 to 19 (boris runs at 0); a command still running after a second goes to 19." default:"10" envvar:"BORIS_COMMAND_NICE"`
 	TTYSize               string   `name:"tty-size" help:"Size of the terminal of a bash command run with tty: true, COLSxROWS." default:"120x40" envvar:"BORIS_TTY_SIZE"`
+	StructuredContent     string   `name:"structured-content" help:"Answer with structuredContent and declare each tool's outputSchema (results a program reads without parsing text): auto (on, except with --anthropic-compat), on, off." default:"auto" envvar:"BORIS_STRUCTURED_CONTENT"`
+	LSP                   []string `name:"lsp" sep:"none" help:"Language server of a language, LANG=COMMAND (repeatable): go, c (C and C++), python, typescript (and JavaScript), rust; e.g. python=pylsp, rust=off; or off to run none. Default: gopls, clangd, pyright-langserver or pylsp, typescript-language-server, rust-analyzer when on PATH." placeholder:"LANG=COMMAND" envvar:"BORIS_LSP"`
+	LSPIdleTimeout        string   `name:"lsp-idle-timeout" help:"Stop a language server nobody used for this long (it starts again when needed)." default:"10m" envvar:"BORIS_LSP_IDLE_TIMEOUT"`
+	Diagnostics           string   `help:"Append the errors an edit introduced, as the file's language server reports them, to the edit's answer: on or off." default:"on" envvar:"BORIS_DIAGNOSTICS"`
+	DiagnosticsWait       string   `help:"Longest wait of an edit's answer for the language server's diagnostics (at most 10s)." default:"2s" envvar:"BORIS_DIAGNOSTICS_WAIT"`
+	Checkpoints           string   `help:"Checkpoint the workspace before every call that can change it, and serve the checkpoint tool (create, list, diff, restore): on or off." default:"on" envvar:"BORIS_CHECKPOINTS"`
+	CheckpointDir         string   `help:"Directory of the checkpoint stores, outside the workspace (default: $XDG_STATE_HOME/boris/checkpoints, else ~/.local/state/boris/checkpoints, else boris-checkpoints-UID in the temp dir)." placeholder:"DIR" envvar:"BORIS_CHECKPOINT_DIR"`
+	CheckpointMaxBytes    string   `help:"Most the checkpoint directory may hold (B, KB, MB, GB); the oldest checkpoints are pruned first." default:"1GB" envvar:"BORIS_CHECKPOINT_MAX_BYTES"`
+	CheckpointMaxFileSize string   `help:"Largest file whose content checkpoints keep; a larger one is recorded (size, time, mode) but cannot be restored." default:"32MB" envvar:"BORIS_CHECKPOINT_MAX_FILE_SIZE"`
 	Version               bool     `help:"Print the version and exit."`
 	Healthcheck           bool     `help:"Probe a running server's /health on 127.0.0.1:--port (over HTTPS with --tls-cert) and exit 0 if it is healthy (for container health checks)."`
 
@@ -275,7 +372,21 @@ func Parse(args []string, getenv func(string) string, version string, stdout, st
 		fmt.Fprintf(stdout, "boris %s\n", version)
 		return nil, ErrExit
 	}
-	return c.resolve(getenv)
+	return c.resolve(getenv, tokenOnCommandLine(args))
+}
+
+// tokenOnCommandLine reports whether args give --token itself (not
+// BORIS_TOKEN): a process's command line is readable by every local user.
+func tokenOnCommandLine(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--token" || strings.HasPrefix(a, "--token=") {
+			return true
+		}
+	}
+	return false
 }
 
 type errExitPanic struct{}
@@ -324,7 +435,7 @@ func envResolver(getenv func(string) string) kong.Resolver {
 	})
 }
 
-func (c *cli) resolve(getenv func(string) string) (*Config, error) {
+func (c *cli) resolve(getenv func(string) string, tokenInArgs bool) (*Config, error) {
 	cfg := &Config{LogFormat: c.LogFormat, Healthcheck: c.Healthcheck}
 	var err error
 	var errs []string
@@ -436,8 +547,9 @@ func (c *cli) resolve(getenv func(string) string) (*Config, error) {
 		fail("--anthropic-compat and --openai-compat are exclusive: each serves one model family's tools; choose one")
 	}
 
-	c.resolveAuth(cfg, fail)
+	c.resolveAuth(cfg, tokenInArgs, fail)
 	c.resolveTLS(cfg, fail)
+	c.resolveStructured(cfg, fail)
 
 	cfg.Shell, cfg.ShellSource, err = detectShell(c.Shell)
 	if err != nil {
@@ -448,6 +560,9 @@ func (c *cli) resolve(getenv func(string) string) (*Config, error) {
 	}
 
 	c.resolveSandbox(cfg, workdir, fail)
+	c.resolveLSP(cfg, fail)
+	c.resolveCheckpoints(cfg, getenv, fail)
+	c.resolveCommands(cfg, getenv, fail)
 
 	idle, err := parseDuration(c.SessionIdleTimeout)
 	if err != nil {
@@ -484,15 +599,37 @@ func (c *cli) resolve(getenv func(string) string) (*Config, error) {
 	return cfg, nil
 }
 
+// resolveStructured settles --structured-content; it needs the dialect.
+// auto leaves it off with --anthropic-compat: the hosts Claude models run
+// in (Claude Code among them) show the model the structuredContent in place
+// of the text when a result has both, and that mode's point is the text
+// of Anthropic's reference tools.
+func (c *cli) resolveStructured(cfg *Config, fail func(string, ...any)) {
+	switch strings.ToLower(strings.TrimSpace(c.StructuredContent)) {
+	case "auto", "":
+		cfg.StructuredContent = !cfg.AnthropicCompat
+	case "on":
+		cfg.StructuredContent = true
+	case "off":
+	default:
+		fail("invalid --structured-content %q: valid values are auto, on, off", c.StructuredContent)
+	}
+}
+
 // resolveSandbox checks the sandbox settings; the kernel is asked later,
 // when the sandbox is built.
 func (c *cli) resolveSandbox(cfg *Config, workdir string, fail func(string, ...any)) {
-	switch strings.ToLower(strings.TrimSpace(c.Sandbox)) {
-	case "off", "":
-	case "on":
-		cfg.Sandbox = true
+	switch mode := strings.ToLower(strings.TrimSpace(c.Sandbox)); mode {
+	case SandboxAuto, "":
+		cfg.SandboxMode = SandboxAuto
+	case SandboxOn, SandboxOff:
+		cfg.SandboxMode = mode
 	default:
-		fail("invalid --sandbox %q: valid values are off and on", c.Sandbox)
+		fail("invalid --sandbox %q: valid values are auto, on and off", c.Sandbox)
+	}
+	cfg.Sandbox = cfg.SandboxWanted()
+	if n := cfg.Credentials(); n > 1 && cfg.SandboxMode == SandboxOff {
+		cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("--sandbox off with %d tokens: the agents' commands are not kept apart — one agent's commands can signal (and stop) the other agents' commands and boris, and read their /proc/<pid>/environ; leave --sandbox at auto (or on) to confine each session's commands on their own", n))
 	}
 	for _, p := range c.SandboxWrite {
 		p = strings.TrimSpace(p)
@@ -535,8 +672,108 @@ func (c *cli) resolveSandbox(cfg *Config, workdir string, fail func(string, ...a
 		}
 	}
 	if !cfg.Sandbox && (len(cfg.SandboxWrite) > 0 || cfg.SandboxNet != SandboxNetAllow) {
-		cfg.Warnings = append(cfg.Warnings, "--sandbox-write and --sandbox-net take effect only with --sandbox on; the sandbox is off")
+		cfg.Warnings = append(cfg.Warnings, "--sandbox-write and --sandbox-net take effect only with the sandbox on (--sandbox on, or auto with several tokens); the sandbox is off")
 	}
+}
+
+// resolveLSP checks the language-server settings: --lsp entries name a
+// known language and a command (or off), the durations parse, the wait is
+// within MaxDiagnosticsWait.
+func (c *cli) resolveLSP(cfg *Config, fail func(string, ...any)) {
+	cfg.LSPServers = map[string][]string{}
+	for _, v := range c.LSP {
+		v = strings.TrimSpace(v)
+		switch {
+		case v == "":
+			continue
+		case strings.EqualFold(v, "off"):
+			cfg.LSPOff = true
+			continue
+		}
+		name, cmd, ok := strings.Cut(v, "=")
+		l := lsp.LanguageNamed(name)
+		if !ok || l == nil {
+			var names []string
+			for _, l := range lsp.Languages {
+				names = append(names, l.Name)
+			}
+			fail("invalid --lsp %q: give LANG=COMMAND (LANG one of %s; COMMAND a program and its arguments, or off), or off to run no language server", v, strings.Join(names, ", "))
+			continue
+		}
+		if strings.EqualFold(strings.TrimSpace(cmd), "off") {
+			cfg.LSPServers[l.Name] = nil
+			continue
+		}
+		argv, err := splitCommand(cmd)
+		if err != nil || len(argv) == 0 {
+			fail("invalid --lsp %q: the command after = is empty or badly quoted", v)
+			continue
+		}
+		cfg.LSPServers[l.Name] = argv
+	}
+	idle, err := parseDuration(c.LSPIdleTimeout)
+	if err != nil || idle == 0 {
+		fail("invalid --lsp-idle-timeout %q: give a positive duration such as 10m or 90s", c.LSPIdleTimeout)
+	}
+	cfg.LSPIdleTimeout = idle
+	switch strings.ToLower(strings.TrimSpace(c.Diagnostics)) {
+	case "on", "":
+		cfg.Diagnostics = !cfg.LSPOff
+	case "off":
+	default:
+		fail("invalid --diagnostics %q: valid values are on and off", c.Diagnostics)
+	}
+	wait, err := parseDuration(c.DiagnosticsWait)
+	switch {
+	case err != nil || wait <= 0:
+		fail("invalid --diagnostics-wait %q: give a duration such as 2s or 500ms, at most %s", c.DiagnosticsWait, MaxDiagnosticsWait)
+	case wait > MaxDiagnosticsWait:
+		fail("invalid --diagnostics-wait %q: at most %s (an edit's answer is not held longer for a language server)", c.DiagnosticsWait, MaxDiagnosticsWait)
+	}
+	cfg.DiagnosticsWait = wait
+}
+
+// splitCommand splits a command line into words, honouring single and
+// double quotes and backslash escapes (no other shell syntax).
+func splitCommand(s string) ([]string, error) {
+	var out []string
+	var cur strings.Builder
+	inWord := false
+	var quote rune
+	esc := false
+	for _, r := range s {
+		switch {
+		case esc:
+			cur.WriteRune(r)
+			esc = false
+		case r == '\\' && quote != '\'':
+			esc, inWord = true, true
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case r == '"' || r == '\'':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t':
+			if inWord {
+				out = append(out, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quote != 0 || esc {
+		return nil, errors.New("unterminated quote or escape")
+	}
+	if inWord {
+		out = append(out, cur.String())
+	}
+	return out, nil
 }
 
 // resolveTLS checks the HTTPS settings: both files or neither, the HTTP
@@ -583,7 +820,10 @@ func (c *cli) resolveTLS(cfg *Config, fail func(string, ...any)) {
 // resolveAuth decides how /mcp is protected: the tokens given, a generated
 // one (asked for, or because the listener is reachable beyond this machine
 // and --no-auth was not given), and the browser origins allowed.
-func (c *cli) resolveAuth(cfg *Config, fail func(string, ...any)) {
+func (c *cli) resolveAuth(cfg *Config, tokenInArgs bool, fail func(string, ...any)) {
+	if tokenInArgs {
+		cfg.Warnings = append(cfg.Warnings, "a token given with --token on the command line is visible to every user of this machine (ps, /proc/<pid>/cmdline): put it in a file readable only by boris's user and pass --token-file/BORIS_TOKEN_FILE instead")
+	}
 	for _, t := range c.Token {
 		t = strings.TrimSpace(t)
 		switch {
@@ -597,22 +837,44 @@ func (c *cli) resolveAuth(cfg *Config, fail func(string, ...any)) {
 			cfg.Tokens = append(cfg.Tokens, t)
 		}
 	}
-	if len(cfg.Tokens) > 0 && c.GenerateToken {
-		fail("--token and --generate-token are exclusive: give a token or ask for one to be generated, not both")
+	file := strings.TrimSpace(c.TokenFile)
+	if (len(cfg.Tokens) > 0 || file != "") && c.GenerateToken {
+		fail("--token/--token-file and --generate-token are exclusive: give tokens or ask for one to be generated, not both")
 	}
-	if c.NoAuth && (len(cfg.Tokens) > 0 || c.GenerateToken) {
-		fail("--no-auth contradicts --token/--generate-token: drop --no-auth to require the token")
+	if c.NoAuth && (len(cfg.Tokens) > 0 || file != "" || c.GenerateToken) {
+		fail("--no-auth contradicts --token/--token-file/--generate-token: drop --no-auth to require the token")
 	}
 	cfg.NoAuth = c.NoAuth
+	if file != "" {
+		abs, err := filepath.Abs(file)
+		if err != nil {
+			fail("invalid --token-file %q: %v", file, err)
+		}
+		cfg.TokenFile = abs
+	}
 	if cfg.Transport == TransportStdio {
 		cfg.Tokens = nil // accepted and ignored: stdio has no HTTP
 		return
+	}
+	if cfg.TokenFile != "" && !cfg.Healthcheck {
+		toks, err := tokens.ReadFile(cfg.TokenFile)
+		for _, t := range toks {
+			if !slices.Contains(cfg.Tokens, t) {
+				cfg.fileTokens++
+			}
+		}
+		switch {
+		case errors.Is(err, fs.ErrPermission):
+			fail("invalid --token-file: %v (boris runs as uid %d, gid %d: make the file readable by them)", err, os.Getuid(), os.Getgid())
+		case err != nil:
+			fail("invalid --token-file: %v", err)
+		}
 	}
 	why := ""
 	switch {
 	case c.GenerateToken:
 		why = "--generate-token"
-	case len(cfg.Tokens) == 0 && !cfg.HostLoopback && !cfg.NoAuth && cfg.Host != "":
+	case len(cfg.Tokens) == 0 && cfg.TokenFile == "" && !cfg.HostLoopback && !cfg.NoAuth && cfg.Host != "":
 		why = "non-loopback"
 	}
 	if why != "" && len(cfg.Tokens) == 0 {
@@ -638,7 +900,7 @@ func (c *cli) resolveAuth(cfg *Config, fail func(string, ...any)) {
 	}
 	if slices.Contains(cfg.AllowOrigins, "*") {
 		w := "--allow-origin * lets every web page the user opens call /mcp and run commands: list the exact origins instead"
-		if len(cfg.Tokens) > 0 {
+		if len(cfg.Tokens) > 0 || cfg.TokenFile != "" {
 			w = "--allow-origin * lets every web page the user opens call /mcp (the token is still required): list the exact origins instead"
 		}
 		cfg.Warnings = append(cfg.Warnings, w)

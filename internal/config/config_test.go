@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"errors"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -157,6 +158,92 @@ func TestTokens(t *testing.T) {
 	for _, bad := range [][]string{{"--token=a b"}, {"--token=x", "--generate-token"}, {"--token=x", "--no-auth"}} {
 		if _, err := parse(t, bad, nil); err == nil {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestTokenFile: --token-file (BORIS_TOKEN_FILE) is made absolute, kept
+// unresolved, read at start (a missing, unreadable or empty file stops
+// boris, naming it), merges with --token, stands for a token on a
+// non-loopback listener, and is exclusive with --generate-token and
+// --no-auth. Over stdio it is not read.
+func TestTokenFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(file, []byte("# agents\nalpha\nbeta\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink("tokens", link); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, []byte("\n# none\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := mustParse(t, []string{"--token-file=" + link, "--host=0.0.0.0", "--checkpoints=off"}, map[string]string{"BORIS_TOKEN": "gamma"})
+	if !cfg.Sandbox || cfg.Credentials() != 3 {
+		t.Fatalf("the file's two tokens and gamma: %d credentials, sandbox %v", cfg.Credentials(), cfg.Sandbox)
+	}
+	if cfg.TokenFile != link || strings.Join(cfg.Tokens, " ") != "gamma" || cfg.TokenGenerated || len(cfg.Warnings) != 0 {
+		t.Fatalf("file %q tokens %q generated %v warnings %q", cfg.TokenFile, cfg.Tokens, cfg.TokenGenerated, cfg.Warnings)
+	}
+	t.Chdir(dir)
+	if cfg = mustParse(t, nil, map[string]string{"BORIS_TOKEN_FILE": "tokens"}); cfg.TokenFile != file {
+		t.Fatalf("relative path: %q, want %q", cfg.TokenFile, file)
+	}
+	if cfg = mustParse(t, []string{"--transport=stdio", "--token-file=" + filepath.Join(dir, "missing")}, nil); cfg.TokenFile == "" {
+		t.Fatal("stdio dropped the token file (it is still denied to the tools)")
+	}
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--token-file=" + filepath.Join(dir, "missing")}, []string{"invalid --token-file:", "missing", "no such file"}},
+		{[]string{"--token-file=" + empty}, []string{"invalid --token-file:", empty, "holds no token"}},
+		{[]string{"--token-file=" + dir}, []string{"invalid --token-file:", "is a directory"}},
+		{[]string{"--token-file=" + file, "--generate-token"}, []string{"exclusive"}},
+		{[]string{"--token-file=" + file, "--no-auth"}, []string{"--no-auth contradicts"}},
+	} {
+		_, err := parse(t, tt.args, nil)
+		if err == nil {
+			t.Errorf("%q accepted", tt.args)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%q: error %q does not mention %q", tt.args, err, w)
+			}
+		}
+	}
+}
+
+// TestTokenOnCommandLineWarned: a token in the arguments is readable by
+// every local user in /proc/<pid>/cmdline; the same token in BORIS_TOKEN
+// is not, and --token-file is not a token.
+func TestTokenOnCommandLineWarned(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(file, []byte("alpha\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		warn bool
+	}{
+		{[]string{"--token=x"}, nil, true},
+		{[]string{"--token", "x"}, nil, true},
+		{[]string{"--transport=stdio", "--token=x"}, nil, true},
+		{nil, map[string]string{"BORIS_TOKEN": "x"}, false},
+		{[]string{"--token-file=" + file}, nil, false},
+		{[]string{"--token-file", file}, nil, false},
+	} {
+		cfg := mustParse(t, c.args, c.env)
+		warned := slices.ContainsFunc(cfg.Warnings, func(w string) bool {
+			return strings.Contains(w, "/proc/<pid>/cmdline") && strings.Contains(w, "--token-file/BORIS_TOKEN_FILE")
+		})
+		if warned != c.warn {
+			t.Errorf("%q %v: warned %v, want %v (%q)", c.args, c.env, warned, c.warn, cfg.Warnings)
 		}
 	}
 }
@@ -326,8 +413,8 @@ func TestSandboxSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := mustParse(t, nil, nil)
-	if cfg.Sandbox || cfg.SandboxNet != SandboxNetAllow || len(cfg.SandboxWrite) != 0 {
-		t.Fatalf("sandbox defaults: %v %q %v", cfg.Sandbox, cfg.SandboxNet, cfg.SandboxWrite)
+	if cfg.SandboxMode != SandboxAuto || cfg.Sandbox || cfg.SandboxNet != SandboxNetAllow || len(cfg.SandboxWrite) != 0 {
+		t.Fatalf("sandbox defaults: %q %v %q %v", cfg.SandboxMode, cfg.Sandbox, cfg.SandboxNet, cfg.SandboxWrite)
 	}
 	cfg = mustParse(t, []string{"--sandbox=on", "--sandbox-write=" + cache, "--sandbox-net=443, 80,443"}, nil)
 	if !cfg.Sandbox || cfg.SandboxNet != SandboxNetPorts || !slices.Equal(cfg.SandboxPorts, []uint16{443, 80}) || !slices.Equal(cfg.SandboxWrite, []string{cache}) {
@@ -338,14 +425,14 @@ func TestSandboxSettings(t *testing.T) {
 		t.Fatalf("env: %v %q %v", cfg.Sandbox, cfg.SandboxNet, cfg.SandboxWrite)
 	}
 	cfg = mustParse(t, []string{"--sandbox-net=deny"}, nil)
-	if len(cfg.Warnings) == 0 || !strings.Contains(cfg.Warnings[len(cfg.Warnings)-1], "only with --sandbox on") {
+	if len(cfg.Warnings) == 0 || !strings.Contains(cfg.Warnings[len(cfg.Warnings)-1], "only with the sandbox on") {
 		t.Fatalf("no warning for --sandbox-net without the sandbox: %v", cfg.Warnings)
 	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--sandbox=yes"}, "valid values are off and on"},
+		{[]string{"--sandbox=yes"}, "valid values are auto, on and off"},
 		{[]string{"--sandbox-net=https"}, "comma-separated list of TCP ports"},
 		{[]string{"--sandbox-net=0"}, "1-65535"},
 		{[]string{"--sandbox-net=70000"}, "1-65535"},
@@ -355,6 +442,57 @@ func TestSandboxSettings(t *testing.T) {
 		if _, err := parse(t, tc.args, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: want an error with %q, got %v", tc.args, tc.want, err)
 		}
+	}
+}
+
+// TestSandboxAuto: --sandbox auto (the default) is on with more than one
+// token, however given, and off with one, none, a generated one, or over
+// stdio (where tokens are ignored); on and off are what they say, and off
+// with several tokens is warned about.
+func TestSandboxAuto(t *testing.T) {
+	const warning = "the agents' commands are not kept apart"
+	dir := t.TempDir()
+	twoTokens, oneToken := filepath.Join(dir, "two"), filepath.Join(dir, "one")
+	if err := os.WriteFile(twoTokens, []byte("alpha\nbeta\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(oneToken, []byte("# the agent\nalpha\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		env    map[string]string
+		on     bool
+		warned bool
+	}{
+		{"default, no token", nil, nil, false, false},
+		{"one token", []string{"--token=alpha"}, nil, false, false},
+		{"the same token twice", []string{"--token=alpha", "--token=alpha"}, nil, false, false},
+		{"generated token", []string{"--host=0.0.0.0"}, nil, false, false},
+		{"two tokens", []string{"--token=alpha", "--token=beta"}, nil, true, false},
+		{"two tokens from the environment", nil, map[string]string{"BORIS_TOKEN": "alpha,beta"}, true, false},
+		{"explicit auto", []string{"--sandbox=auto", "--token=alpha", "--token=beta"}, nil, true, false},
+		{"auto from the environment", nil, map[string]string{"BORIS_SANDBOX": "Auto", "BORIS_TOKEN": "alpha,beta"}, true, false},
+		{"two tokens over stdio", []string{"--transport=stdio", "--token=alpha", "--token=beta"}, nil, false, false},
+		{"on with one token", []string{"--sandbox=on", "--token=alpha"}, nil, true, false},
+		{"on without a token", []string{"--sandbox=on"}, nil, true, false},
+		{"off with two tokens", []string{"--sandbox=off", "--token=alpha", "--token=beta"}, nil, false, true},
+		{"off with one token", []string{"--sandbox=off", "--token=alpha"}, nil, false, false},
+		{"two tokens in the token file", []string{"--token-file=" + twoTokens}, nil, true, false},
+		{"one in the file, one on the command line", []string{"--token-file=" + oneToken, "--token=beta"}, nil, true, false},
+		{"one token in the file", []string{"--token-file=" + oneToken}, nil, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := mustParse(t, tc.args, tc.env)
+			if cfg.Sandbox != tc.on || cfg.SandboxWanted() != tc.on {
+				t.Errorf("sandbox %v (mode %q, %d credentials), want %v", cfg.Sandbox, cfg.SandboxMode, cfg.Credentials(), tc.on)
+			}
+			warned := slices.ContainsFunc(cfg.Warnings, func(w string) bool { return strings.Contains(w, warning) })
+			if warned != tc.warned {
+				t.Errorf("warned %v, want %v: %q", warned, tc.warned, cfg.Warnings)
+			}
+		})
 	}
 }
 
@@ -378,5 +516,51 @@ func TestListsKeepBraces(t *testing.T) {
 		if got := strings.Join(SplitList(in), "|"); got != want {
 			t.Fatalf("SplitList(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestLSPFlags(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	cfg, err := Parse([]string{"--lsp", "go=/opt/gopls -rpc.trace", "--lsp", `py="pyright-langserver" --stdio`, "--lsp", "rust=off", "--diagnostics-wait", "3s"}, env(nil), "v", io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.LSPServers["go"]; len(got) != 2 || got[0] != "/opt/gopls" || got[1] != "-rpc.trace" {
+		t.Errorf("go = %q", got)
+	}
+	if got := cfg.LSPServers["python"]; len(got) != 2 || got[0] != "pyright-langserver" {
+		t.Errorf("python = %q", got)
+	}
+	if got, ok := cfg.LSPServers["rust"]; !ok || got != nil {
+		t.Errorf("rust = %q, %v; want off", got, ok)
+	}
+	if cfg.LSPOff || !cfg.Diagnostics || cfg.DiagnosticsWait != 3*time.Second || cfg.LSPIdleTimeout != 10*time.Minute {
+		t.Errorf("off=%v diagnostics=%v wait=%v idle=%v", cfg.LSPOff, cfg.Diagnostics, cfg.DiagnosticsWait, cfg.LSPIdleTimeout)
+	}
+	cfg, err = Parse(nil, env(map[string]string{"BORIS_LSP": "off", "BORIS_DIAGNOSTICS": "on"}), "v", io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.LSPOff || cfg.Diagnostics {
+		t.Errorf("BORIS_LSP=off: off=%v diagnostics=%v", cfg.LSPOff, cfg.Diagnostics)
+	}
+	cfg, err = Parse(nil, env(map[string]string{"BORIS_LSP": "c=clangd --background-index,go=gopls"}), "v", io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.LSPServers) != 2 || cfg.LSPServers["c"][1] != "--background-index" {
+		t.Errorf("BORIS_LSP list: %q", cfg.LSPServers)
+	}
+	for _, bad := range [][]string{
+		{"--lsp", "cobol=cobol-ls"}, {"--lsp", "gopls"}, {"--lsp", "go="}, {"--lsp", `go="unterminated`},
+		{"--diagnostics", "maybe"}, {"--diagnostics-wait", "11s"}, {"--diagnostics-wait", "0"}, {"--lsp-idle-timeout", "0"},
+	} {
+		if _, err := Parse(bad, env(nil), "v", io.Discard, io.Discard); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	cfg, err = Parse([]string{"--disable-tools", "LSP"}, env(nil), "v", io.Discard, io.Discard)
+	if err != nil || cfg.ToolEnabled(ToolLSP) {
+		t.Errorf("--disable-tools LSP: err=%v enabled=%v", err, cfg != nil && cfg.ToolEnabled(ToolLSP))
 	}
 }

@@ -50,6 +50,21 @@ const CodexExitTimedOut = 124
 // "command timed out after N milliseconds". Output over the limit keeps its
 // head and its tail around a "…N chars truncated…" marker.
 func CodexExec(res shell.Result) string {
+	exit, text := CodexExecOutput(res)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Exit code: %d\nWall time: %s seconds\n", exit, wallTime(res.Duration))
+	if res.Stdout.Truncated {
+		fmt.Fprintf(&b, "Total output lines: %d\n", res.Stdout.Lines)
+	}
+	b.WriteString("Output:\n")
+	b.WriteString(text)
+	return b.String()
+}
+
+// CodexExecOutput is the exit code and the output CodexExec shows: 124
+// and a first line saying so for a command that timed out, the output's
+// head and tail around a marker when it was cut.
+func CodexExecOutput(res shell.Result) (exit int, output string) {
 	out := res.Stdout
 	text := out.Text
 	if out.Truncated {
@@ -57,19 +72,12 @@ func CodexExec(res shell.Result) string {
 		removed := out.Chars - int64(utf8.RuneCountInString(head)) - int64(utf8.RuneCountInString(out.Tail))
 		text = head + "…" + strconv.FormatInt(removed, 10) + " chars truncated…" + out.Tail
 	}
-	exit := res.ExitCode
+	exit = res.ExitCode
 	if res.TimedOut {
 		exit = CodexExitTimedOut
 		text = fmt.Sprintf("command timed out after %d milliseconds\n", res.Duration.Milliseconds()) + text
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Exit code: %d\nWall time: %s seconds\n", exit, wallTime(res.Duration))
-	if out.Truncated {
-		fmt.Fprintf(&b, "Total output lines: %d\n", out.Lines)
-	}
-	b.WriteString("Output:\n")
-	b.WriteString(text)
-	return b.String()
+	return exit, text
 }
 
 // wallTime formats a duration as Codex does: seconds rounded to a tenth,

@@ -784,7 +784,7 @@ func TestApplyPatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(res.Added, res.Modified, res.Deleted) != "[new.txt] [b/a.txt] [gone.txt]" {
+	if fmt.Sprint(res.Added, res.Modified, res.Deleted, res.Moved) != "[new.txt] [b/a.txt] [gone.txt] [{a.txt b/a.txt}]" {
 		t.Fatalf("result %+v", res)
 	}
 	if f.read(t, "b/a.txt") != "one\n2\n" || f.read(t, "new.txt") != "new\n" {
@@ -842,5 +842,39 @@ func TestApplyPatchRollsBack(t *testing.T) {
 	wantCode(t, err, codes.InvalidInput, "blocker is a file")
 	if _, err := os.Stat(filepath.Join(f.dir, "fresh.txt")); !os.IsNotExist(err) {
 		t.Fatal("fresh.txt written")
+	}
+}
+
+// TestApplyPatchScope: a patch naming one path outside the scope or denied
+// — as a target, a file to add or a move's destination — is refused before
+// anything is written, the in-scope files of the same patch included.
+func TestApplyPatchScope(t *testing.T) {
+	f := newFixture(t, true, "**/.env")
+	f.write(t, "a.txt", "one\n")
+	outside := filepath.Join(filepath.Dir(f.dir), filepath.Base(f.dir)+"-outside.txt")
+	t.Cleanup(func() { os.Remove(outside) })
+	for name, second := range map[string]string{
+		"add outside":  "*** Add File: " + outside + "\n+x\n",
+		"add denied":   "*** Add File: sub/.env\n+SECRET=1\n",
+		"move outside": "*** Update File: a.txt\n*** Move to: ../" + filepath.Base(outside) + "\n@@\n-one\n+1\n",
+		"escape by ..": "*** Add File: ../" + filepath.Base(outside) + "\n+x\n",
+	} {
+		patch := "*** Begin Patch\n*** Add File: fresh.txt\n+x\n" + second + "*** End Patch"
+		_, err := f.svc.ApplyPatch(f.c, mustParse(t, patch))
+		if e, ok := codes.As(err); !ok || e.Code != codes.AccessDenied {
+			t.Errorf("%s: %v, want %s", name, err, codes.AccessDenied)
+		}
+		if _, err := os.Stat(filepath.Join(f.dir, "fresh.txt")); !os.IsNotExist(err) {
+			t.Fatalf("%s: the in-scope file was written", name)
+		}
+		if _, err := os.Stat(outside); !os.IsNotExist(err) {
+			t.Fatalf("%s: wrote outside the scope", name)
+		}
+		if f.read(t, "a.txt") != "one\n" {
+			t.Fatalf("%s: a.txt changed", name)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "sub", ".env")); !os.IsNotExist(err) {
+		t.Fatal("the denied file was written")
 	}
 }

@@ -20,9 +20,15 @@ import (
 // added, modified (a moved file under its new name) and deleted.
 type PatchResult struct {
 	Added, Modified, Deleted []string
+	// Moved lists the files renamed by Move to (also in Modified, under
+	// their new names).
+	Moved []Move
 	// Written is how many bytes the files written hold.
 	Written int64
 }
+
+// Move is a file a patch renamed, as the patch names it.
+type Move struct{ From, To string }
 
 // FactPatchContext is the fact of a PATCH_CONTEXT_NOT_FOUND error.
 type FactPatchContext struct {
@@ -82,6 +88,7 @@ func (s *Service) ApplyPatch(c Ctx, p *patch.Patch) (*PatchResult, error) {
 			err = st.update(pl.from, pl.to, sec)
 			if sec.MoveTo != "" {
 				res.Modified = append(res.Modified, sec.MoveTo)
+				res.Moved = append(res.Moved, Move{From: sec.Path, To: sec.MoveTo})
 			} else {
 				res.Modified = append(res.Modified, sec.Path)
 			}
@@ -322,23 +329,39 @@ func (st *staging) update(from, to scope.Target, sec patch.Section) error {
 // the patch in one step.
 func contextMessage(file string, ce *patch.ContextError) string {
 	var b strings.Builder
-	what := "the lines"
-	if ce.Header {
-		what = "the @@ context line"
+	switch {
+	case ce.Ambiguous && ce.Header:
+		fmt.Fprintf(&b, "%s: hunk %d (patch line %d): ambiguous: its @@ context line is line %d, before where the previous hunk ended, and the hunk has only added lines, so nothing says whether they go right after that line or after the previous hunk:\n", file, ce.Hunk, ce.Line, ce.HeaderAt)
+	case ce.Ambiguous:
+		fmt.Fprintf(&b, "%s: hunk %d (patch line %d): ambiguous: its last @@ context line is line %d, before where the previous hunk ended, and its lines occur both between that line and the previous hunk and after the previous hunk (line %d):\n", file, ce.Hunk, ce.Line, ce.HeaderAt, ce.Later)
+	case ce.Header:
+		fmt.Fprintf(&b, "%s: hunk %d (patch line %d): could not find the @@ context line:\n", file, ce.Hunk, ce.Line)
+	default:
+		fmt.Fprintf(&b, "%s: hunk %d (patch line %d): could not find the lines:\n", file, ce.Hunk, ce.Line)
 	}
-	fmt.Fprintf(&b, "%s: hunk %d (patch line %d): could not find %s:\n", file, ce.Hunk, ce.Line, what)
 	for _, l := range ce.Sought {
 		b.WriteString("  ")
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}
 	if len(ce.Closest.Lines) > 0 {
-		b.WriteString("The closest region of the file is:\n")
+		switch {
+		case ce.Ambiguous && ce.Header:
+			b.WriteString("The file around that line is:\n")
+		case ce.Ambiguous:
+			b.WriteString("This is where they occur between that line and the previous hunk:\n")
+		default:
+			b.WriteString("The closest region of the file is:\n")
+		}
 		for i, l := range ce.Closest.Lines {
 			fmt.Fprintf(&b, "%6d\t%s\n", ce.Closest.Start+i, l)
 		}
 	}
-	b.WriteString("Nothing was written. Make the hunk's context and removed lines match the file exactly (view it again if unsure) and send the whole patch again.")
+	if ce.Ambiguous {
+		b.WriteString("Nothing was written. Write the hunks in file order, and give this hunk a context line that occurs only where it belongs (a ' ' line before its changes) or an @@ line closer to it, and send the whole patch again.")
+	} else {
+		b.WriteString("Nothing was written. Make the hunk's context and removed lines match the file exactly (view it again if unsure) and send the whole patch again.")
+	}
 	return b.String()
 }
 

@@ -79,7 +79,7 @@ func Binary(tb testing.TB) string {
 func moduleDir() (string, error) {
 	var tried []string
 	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
-		dir := filepath.Join(filepath.Dir(file), "..", "..", "testdata", "otelcol")
+		dir := filepath.Join(filepath.Dir(file), "testdata", "otelcol")
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
 			return dir, nil
 		}
@@ -90,13 +90,13 @@ func moduleDir() (string, error) {
 		return "", fmt.Errorf("finding the boris module: go env GOMOD: %w", err)
 	}
 	if gomod := strings.TrimSpace(string(out)); gomod != "" && gomod != os.DevNull {
-		dir := filepath.Join(filepath.Dir(gomod), "testdata", "otelcol")
+		dir := filepath.Join(filepath.Dir(gomod), "internal", "otelcoltest", "testdata", "otelcol")
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
 			return dir, nil
 		}
 		tried = append(tried, dir)
 	}
-	return "", fmt.Errorf("the collector's module (testdata/otelcol/go.mod in the boris module) is not in %s; run the test from inside the boris module",
+	return "", fmt.Errorf("the collector's module (internal/otelcoltest/testdata/otelcol/go.mod in the boris module) is not in %s; run the test from inside the boris module",
 		strings.Join(append(tried, "the module of the working directory"), " nor "))
 }
 

@@ -16,8 +16,11 @@ import (
 // match never rewrites them (the reference writes them as the patch spelled
 // them, in the preferred ending). The lines a hunk adds take the file's
 // preferred ending, that of its first line that has one ("\n" when none
-// has). Every line of the result ends with a line ending, as with the
-// reference, which gives an unterminated last line one.
+// has). The end of the file is left as it was unless a hunk changes it:
+// an unterminated last line stays so, even as a hunk's context line, and
+// gets the preferred ending, as with the reference, when lines are added
+// after it; a hunk that removes or replaces it ends the file with the
+// ending of the lines before it, or the preferred one.
 func Apply(content string, hunks []Hunk) (string, error) {
 	lines, pref := splitContent(content)
 	texts := make([]string, len(lines))
@@ -31,40 +34,46 @@ func Apply(content string, hunks []Hunk) (string, error) {
 
 	var b strings.Builder
 	b.Grow(len(content) + len(content)/8 + 64)
-	cur := 0
-	emit := func(l srcLine) {
+	// open is set while the output ends in the file's unterminated last
+	// line: it gets an ending only if something is written after it.
+	open := false
+	keep := func(l srcLine) {
 		b.WriteString(l.text)
-		if l.end == "" {
-			b.WriteString(pref)
-		} else {
-			b.WriteString(l.end)
-		}
+		b.WriteString(l.end)
+		open = l.end == ""
 	}
+	add := func(t string) {
+		if open {
+			b.WriteString(pref)
+			open = false
+		}
+		b.WriteString(t)
+		b.WriteString(pref)
+	}
+	cur := 0
 	for _, r := range reps {
 		// Only an insertion can start inside an earlier replacement (one at
 		// the end of the file, before a last empty line that a later hunk
 		// replaced); it then goes right after that replacement.
 		start := max(r.start, cur)
 		for ; cur < start; cur++ {
-			emit(lines[cur])
+			keep(lines[cur])
 		}
 		if r.body == "" {
 			for _, t := range r.lines {
-				b.WriteString(t)
-				b.WriteString(pref)
+				add(t)
 			}
 		} else {
 			at, added := r.start, 0
 			for _, op := range []byte(r.body) {
 				switch op {
 				case ' ':
-					emit(lines[at])
+					keep(lines[at])
 					at++
 				case '-':
 					at++
 				case '+':
-					b.WriteString(r.lines[added])
-					b.WriteString(pref)
+					add(r.lines[added])
 				}
 				if op != '-' {
 					added++
@@ -74,7 +83,7 @@ func Apply(content string, hunks []Hunk) (string, error) {
 		cur = max(cur, r.start+r.n)
 	}
 	for ; cur < len(lines); cur++ {
-		emit(lines[cur])
+		keep(lines[cur])
 	}
 	return b.String(), nil
 }
@@ -131,12 +140,34 @@ func locate(texts []string, hunks []Hunk) ([]replacement, error) {
 	// matched in file order, each after the one before.
 	pos := 0
 	for k, h := range hunks {
+		// behind is the line of the hunk's last header when that header
+		// was found before pos rather than after it, else -1; floor is
+		// where a header found behind pos may start (after the hunk's
+		// previous header, so that stacked headers still narrow).
+		behind, floor := -1, 0
+		// stay is where a lone header found after pos also occurs before
+		// it, else -1: if the hunk's lines are not found after the later
+		// copy, the position is kept as for a header passed (a second
+		// hunk in a method whose name a later class repeats).
+		start, stay := pos, -1
 		for _, c := range h.Contexts {
-			i := s.seek([]string{c}, pos, false)
-			if i < 0 {
+			if i, _ := s.seek([]string{c}, pos, false); i >= 0 {
+				if len(h.Contexts) == 1 {
+					stay = s.seekLast(c, 0, pos)
+				}
+				pos, floor, behind = i+1, i+1, -1
+				continue
+			}
+			// A header already passed: the hunk is in the same class or
+			// function as the one before it, which models write by
+			// repeating its header (OpenAI's prompting guide tells them
+			// to). The reference (apply_patch.py) keeps its position
+			// then, and so does boris; Codex refuses the hunk.
+			j := s.seekLast(c, floor, pos)
+			if j < 0 {
 				return nil, &ContextError{Hunk: k + 1, Line: h.Line, Header: true, Sought: []string{c}, Closest: closest(texts, []string{c})}
 			}
-			pos = i + 1
+			floor, behind = j+1, j
 		}
 		if len(h.Old) == 0 {
 			at := pos
@@ -150,33 +181,61 @@ func locate(texts []string, hunks []Hunk) ([]replacement, error) {
 				if at > 0 && texts[at-1] == "" {
 					at--
 				}
+			} else if behind >= 0 {
+				// Right after that header is before the previous hunk,
+				// and nothing else in the hunk says where its lines go.
+				return nil, &ContextError{Hunk: k + 1, Line: h.Line, Header: true, Ambiguous: true, Sought: []string{h.Contexts[len(h.Contexts)-1]},
+					HeaderAt: behind + 1, Closest: around(texts, behind, 1)}
 			}
 			reps = append(reps, replacement{start: at, lines: h.New})
 			continue
 		}
-		old, repl, body := h.Old, h.New, h.Body
-		if !bodyFits(body, len(old), len(repl)) {
-			body = ""
-		}
-		i := s.seek(old, pos, h.EOF)
-		if i < 0 && old[len(old)-1] == "" {
-			body = "" // the trimmed line has no counterpart in the file
-			// A last "" often stands for the final newline of the file,
-			// which is no line of its own here; retry without it.
-			old = old[:len(old)-1]
-			if len(repl) > 0 && repl[len(repl)-1] == "" {
-				repl = repl[:len(repl)-1]
-			}
-			i = s.seek(old, pos, h.EOF)
+		old, repl, body, i, pass := seekHunk(s, h, pos)
+		if i < 0 && stay >= 0 {
+			pos, behind = start, stay
+			old, repl, body, i, pass = seekHunk(s, h, pos)
 		}
 		if i < 0 {
 			return nil, &ContextError{Hunk: k + 1, Line: h.Line, Sought: slices.Clone(h.Old), Closest: closest(texts, h.Old)}
+		}
+		if behind >= 0 && !h.EOF && len(old) > 0 {
+			// Under a header found behind pos, the hunk's lines may also
+			// be meant between that header and the previous hunk (hunks
+			// written out of order): refuse rather than guess, when they
+			// occur there as closely as after pos.
+			if j := s.findFree(old, behind+1, pos, pass, reps); j >= 0 {
+				return nil, &ContextError{Hunk: k + 1, Line: h.Line, Ambiguous: true, Sought: slices.Clone(h.Old), HeaderAt: behind + 1, Later: i + 1,
+					Closest: around(texts, j, len(old))}
+			}
 		}
 		reps = append(reps, replacement{start: i, n: len(old), lines: repl, body: body})
 		pos = i + len(old)
 	}
 	slices.SortStableFunc(reps, func(a, b replacement) int { return a.start - b.start })
 	return reps, nil
+}
+
+// seekHunk finds a hunk's old lines at or after pos and returns the lines
+// it replaces and their replacement, the hunk's body kinds ("" when they
+// no longer describe them), where they are (-1 when nowhere) and the pass
+// that found them.
+func seekHunk(s *seeker, h Hunk, pos int) (old, repl []string, body string, i, pass int) {
+	old, repl, body = h.Old, h.New, h.Body
+	if !bodyFits(body, len(old), len(repl)) {
+		body = ""
+	}
+	i, pass = s.seek(old, pos, h.EOF)
+	if i < 0 && old[len(old)-1] == "" {
+		body = "" // the trimmed line has no counterpart in the file
+		// A last "" often stands for the final newline of the file,
+		// which is no line of its own here; retry without it.
+		old = old[:len(old)-1]
+		if len(repl) > 0 && repl[len(repl)-1] == "" {
+			repl = repl[:len(repl)-1]
+		}
+		i, pass = s.seek(old, pos, h.EOF)
+	}
+	return old, repl, body, i, pass
 }
 
 // bodyFits reports whether body describes a hunk of old and new lines.
@@ -234,35 +293,81 @@ func passKey(pass int, l string) string {
 }
 
 // seek returns the index of the first line at or after start where pattern
-// occurs, or -1. A pass scans every position before the next, more lenient
-// one is tried, so that a close match later in the file beats a loose one
-// earlier. With eof the pattern must end at the file's last line.
-func (s *seeker) seek(pattern []string, start int, eof bool) int {
+// occurs, and the pass that found it; -1 when none does. A pass scans every
+// position before the next, more lenient one is tried, so that a close
+// match later in the file beats a loose one earlier. With eof the pattern
+// must end at the file's last line.
+func (s *seeker) seek(pattern []string, start int, eof bool) (int, int) {
 	if len(pattern) == 0 {
-		return start
+		return start, passExact
 	}
-	n, p := len(s.lines), len(pattern)
-	if p > n {
-		return -1
-	}
-	from, to := start, n-p
+	from, to := start, len(s.lines)-len(pattern)
 	if eof {
 		// The reference tries only the last position, even when that is
 		// before start; boris also requires it to be at or after start, so
 		// that replacements can never overlap.
-		from = n - p
+		from = to
 		if from < start {
-			return -1
+			return -1, 0
 		}
 	}
+	return s.find(pattern, from, to, passCount-1)
+}
+
+// find returns the first i in [from, to] where pattern occurs under the
+// strictest pass, up to maxPass, that finds it anywhere there, and that
+// pass; -1 when none does.
+func (s *seeker) find(pattern []string, from, to, maxPass int) (int, int) {
+	p := len(pattern)
+	from = max(from, 0)
+	to = min(to, len(s.lines)-p)
+	if p == 0 || from > to {
+		return -1, 0
+	}
 	key := make([]string, p)
-	for pass := range passCount {
+	for pass := range maxPass + 1 {
 		v := s.view(pass)
 		for j, l := range pattern {
 			key[j] = passKey(pass, l)
 		}
 		if i := scan(v, key, from, to); i >= 0 {
-			return i
+			return i, pass
+		}
+	}
+	return -1, 0
+}
+
+// findFree returns the first i in [from, to-len(pattern)] where pattern
+// occurs under a pass up to maxPass without overlapping the lines a
+// replacement of reps removes, or -1.
+func (s *seeker) findFree(pattern []string, from, to, maxPass int, reps []replacement) int {
+next:
+	for from <= to-len(pattern) {
+		i, _ := s.find(pattern, from, to-len(pattern), maxPass)
+		if i < 0 {
+			return -1
+		}
+		for _, r := range reps {
+			if r.n > 0 && r.start < i+len(pattern) && i < r.start+r.n {
+				from = i + 1
+				continue next
+			}
+		}
+		return i
+	}
+	return -1
+}
+
+// seekLast returns the index of the last line in [from, to) that matches
+// line, under the strictest pass that finds one, or -1.
+func (s *seeker) seekLast(line string, from, to int) int {
+	for pass := range passCount {
+		v := s.view(pass)
+		key := passKey(pass, line)
+		for i := to - 1; i >= from; i-- {
+			if v[i] == key {
+				return i
+			}
 		}
 	}
 	return -1

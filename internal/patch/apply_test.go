@@ -66,11 +66,25 @@ func TestApply(t *testing.T) {
 		{"end of file after a trailing empty line", "first\nsecond\n", "@@\n first\n-second\n+second updated\n*** End of File\n", "first\nsecond updated\n"},
 
 		{"CRLF file stays CRLF", "a\r\nb\r\nc\r\n", "@@\n a\n-b\n+B\n+B2\n", "a\r\nB\r\nB2\r\nc\r\n"},
-		{"CRLF file without final newline gains CRLF", "a\r\nb", "@@\n-a\n+A\n", "A\r\nb\r\n"},
+		{"CRLF file without final newline edited elsewhere keeps none", "a\r\nb", "@@\n-a\n+A\n", "A\r\nb"},
+		{"CRLF file without final newline edited at its end gains CRLF", "a\r\nb", "@@\n a\n-b\n+B\n", "a\r\nB\r\n"},
 		{"mixed endings of untouched lines are kept", "a\r\nb\nc\r\nd\n", "@@\n b\n-c\n+C\n", "a\r\nb\nC\r\nd\n"},
 		{"the first ending is the preferred one", "a\nb\r\nc\r\n", "@@\n-c\n+C\n", "a\nb\r\nC\n"},
-		{"no final newline gains one", "a\nb", "@@\n-a\n+A\n", "A\nb\n"},
-		{"no final newline on a replaced last line", "a\nb", "@@\n a\n-b\n+B\n", "a\nB\n"},
+		// The end of the file is left as it was unless a hunk reaches it.
+		{"no final newline, edited in the middle", "a\nb\nc", "@@\n a\n-b\n+B\n", "a\nB\nc"},
+		{"no final newline, edited at the start", "a\nb", "@@\n-a\n+A\n", "A\nb"},
+		{"no final newline, lines inserted before the last", "a\nb", "@@\n a\n+x\n", "a\nx\nb"},
+		{"no final newline, last line deleted", "a\nb\nc", "@@\n b\n-c\n", "a\nb\n"},
+		{"no final newline, last line replaced", "a\nb", "@@\n a\n-b\n+B\n", "a\nB\n"},
+		{"no final newline, last line as context", "a\nb", "@@\n-a\n+A\n b\n", "A\nb"},
+		{"no final newline, last line as context at the end of file", "a\nb", "@@\n-a\n+A\n b\n*** End of File\n", "A\nb"},
+		{"no final newline, lines added after it as context", "a\nb", "@@\n b\n+c\n", "a\nb\nc\n"},
+		{"no final newline, last line rewritten as it was", "a\nb", "@@\n-b\n+b\n", "a\nb\n"},
+		{"no final newline, end of file", "a\nb", "@@\n-b\n+B\n*** End of File\n", "a\nB\n"},
+		{"no final newline, appended lines", "a\nb", "@@\n+c\n", "a\nb\nc\n"},
+		{"no final newline, one line edited elsewhere twice", "x\ny\nx\nz", "@@\n-x\n+1\n@@\n-x\n+2\n", "1\ny\n2\nz"},
+		{"no final newline, edited elsewhere in a CRLF file with a pure addition", "a\r\nb\r\nc", "@@ a\n+x\n", "a\r\nx\r\nb\r\nc"},
+		{"final newline kept when edited elsewhere", "a\nb\n", "@@\n-a\n+A\n", "A\nb\n"},
 		{"a lone CR stays in the text", "a\rb\nc\n", "@@\n-c\n+C\n", "a\rb\nC\n"},
 
 		{"multiple hunks in order",
@@ -360,5 +374,180 @@ func TestApplyKeepsContextLines(t *testing.T) {
 				t.Fatalf("got %q, %v; want %q", got, err, tt.want)
 			}
 		})
+	}
+}
+
+// requestPy is a file with two classes that share method names, for the
+// tests of headers repeated across hunks.
+const requestPy = `import json
+
+
+class Request(object):
+    def __init__(self, url):
+        self.url = url
+        self.headers = {}
+
+    def prepare(self):
+        self.body = None
+        return self
+
+    def send(self):
+        return json.dumps(self.body)
+
+
+class Response(object):
+    def __init__(self, status):
+        self.status = status
+        self.headers = {}
+
+    def json(self):
+        return json.loads(self.text)
+`
+
+// TestApplyRepeatedHeaders: a header already passed — the hunk is in the
+// same class or function as the previous one, and the model repeated its
+// header — leaves the position where it is, and the hunk's own lines
+// decide, as OpenAI's Python reference does; a header found after the
+// position still moves it, and stacked headers still narrow.
+func TestApplyRepeatedHeaders(t *testing.T) {
+	tests := []struct {
+		name, content, diff, want string
+	}{
+		{"two hunks under the same class header", requestPy,
+			"@@ class Request(object):\n     def __init__(self, url):\n         self.url = url\n-        self.headers = {}\n+        self.headers = {'User-Agent': 'x'}\n \n     def prepare(self):\n" +
+				"@@ class Request(object):\n     def send(self):\n-        return json.dumps(self.body)\n+        return json.dumps(self.body or {})\n",
+			strings.Replace(strings.Replace(requestPy, "self.headers = {}", "self.headers = {'User-Agent': 'x'}", 1), "json.dumps(self.body)", "json.dumps(self.body or {})", 1)},
+		{"three hunks under the same header, the last after a blank line", requestPy,
+			"@@ class Request(object):\n-        self.url = url\n+        self.url = url.strip()\n" +
+				"@@ class Request(object):\n-        self.body = None\n+        self.body = b''\n" +
+				"@@ class Request(object):\n         return json.dumps(self.body)\n+\n+    def close(self):\n+        pass\n",
+			strings.Replace(strings.Replace(strings.Replace(requestPy, "self.url = url\n", "self.url = url.strip()\n", 1), "self.body = None", "self.body = b''", 1),
+				"json.dumps(self.body)\n", "json.dumps(self.body)\n\n    def close(self):\n        pass\n", 1)},
+		{"a header found after the position still moves it", requestPy,
+			"@@ class Request(object):\n@@     def __init__(self, url):\n-        self.headers = {}\n+        self.headers = None\n" +
+				"@@     def __init__(self, status):\n-        self.headers = {}\n+        self.headers = []\n",
+			strings.Replace(strings.Replace(requestPy, "self.headers = {}", "self.headers = None", 1), "self.headers = {}", "self.headers = []", 1)},
+		{"the reference's fallback never jumps back: a header found ahead wins", "def f():\n    x = 1\ndef f():\n    x = 1\n",
+			"@@ def f():\n-    x = 1\n+    x = 2\n@@ def f():\n-    x = 1\n+    x = 3\n", "def f():\n    x = 2\ndef f():\n    x = 3\n"},
+		{"a header found again later, whose hunk is not after that copy, keeps the position",
+			"class A:\n    def __init__(self):\n        self.a = 1\n        self.b = 2\n\nclass B:\n    def __init__(self):\n        self.c = 3\n",
+			"@@     def __init__(self):\n-        self.a = 1\n+        self.a = 10\n@@     def __init__(self):\n-        self.b = 2\n+        self.b = 20\n",
+			"class A:\n    def __init__(self):\n        self.a = 10\n        self.b = 20\n\nclass B:\n    def __init__(self):\n        self.c = 3\n"},
+		{"a header found again later, whose hunk is also after that copy, goes there", "def f():\n    a = 1\n    b = 1\ndef f():\n    b = 1\n",
+			"@@ def f():\n-    a = 1\n+    a = 2\n@@ def f():\n-    b = 1\n+    b = 2\n", "def f():\n    a = 2\n    b = 1\ndef f():\n    b = 2\n"},
+		{"stacked headers, both repeated", "class A:\n    def f():\n        a = 1\n        b = 2\n        c = 3\n    def g():\n        a = 1\n",
+			"@@ class A:\n@@     def f():\n-        a = 1\n+        a = 10\n@@ class A:\n@@     def f():\n-        c = 3\n+        c = 30\n@@ class A:\n@@     def g():\n-        a = 1\n+        a = 100\n",
+			"class A:\n    def f():\n        a = 10\n        b = 2\n        c = 30\n    def g():\n        a = 100\n"},
+		{"a repeated outer header, then an inner one ahead", requestPy,
+			"@@ class Request(object):\n-        self.url = url\n+        self.url = None\n@@ class Request(object):\n@@     def send(self):\n-        return json.dumps(self.body)\n+        return ''\n",
+			strings.Replace(strings.Replace(requestPy, "self.url = url\n", "self.url = None\n", 1), "return json.dumps(self.body)", "return ''", 1)},
+		{"a repeated header matched loosely", "func f() {  \n\tx := 1\n\ty := 2\n}\n",
+			"@@ func f() {\n-\tx := 1\n+\tx := 10\n@@ func f() {\n-\ty := 2\n+\ty := 20\n", "func f() {  \n\tx := 10\n\ty := 20\n}\n"},
+		{"a repeated header on the line the previous hunk changed", "func f() {\n\tx := 1\n\ty := 2\n}\n",
+			"@@\n-func f() {\n+func f() error {\n@@ func f() {\n-\ty := 2\n+\ty := 20\n", "func f() error {\n\tx := 1\n\ty := 20\n}\n"},
+		{"lines also in the previous hunk's own lines are no ambiguity", "func f() {\n\tx := 1\n\tx := 1\n}\n",
+			"@@ func f() {\n-\tx := 1\n+\tx := 2\n@@ func f() {\n-\tx := 1\n+\tx := 3\n", "func f() {\n\tx := 2\n\tx := 3\n}\n"},
+		{"a repeated header with a pure addition at the end of the file", "func f() {\n}\n",
+			"@@ func f() {\n-}\n+\treturn\n+}\n@@ func f() {\n+// end\n*** End of File\n", "func f() {\n\treturn\n}\n// end\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Apply(tt.content, hunks(t, tt.diff))
+			if err != nil {
+				t.Fatalf("Apply: %v", err)
+			}
+			if got != tt.want {
+				t.Errorf("Apply =\n%s\nwant\n%s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestApplyRepeatedHeadersRefused: what a header found only before the
+// position cannot settle stays an error, with the place shown.
+func TestApplyRepeatedHeadersRefused(t *testing.T) {
+	tests := []struct {
+		name, content, diff string
+		want                ContextError
+	}{
+		{
+			name:    "added lines only, under a header already passed",
+			content: requestPy,
+			diff:    "@@ class Request(object):\n-        self.body = None\n+        self.body = b''\n@@ class Request(object):\n+    x = 1\n",
+			want: ContextError{Hunk: 2, Line: 4, Header: true, Ambiguous: true, Sought: []string{"class Request(object):"}, HeaderAt: 4,
+				Closest: Region{Start: 2, Lines: []string{"", "", "class Request(object):", "    def __init__(self, url):", "        self.url = url"}}},
+		},
+		{
+			name:    "hunks out of order, the second's lines occurring in both places",
+			content: "func a() {\n\tif err != nil {\n\t\treturn err\n\t}\n}\n\nfunc b() {\n\tx := 1\n}\n\nfunc c() {\n\tif err != nil {\n\t\treturn err\n\t}\n}\n",
+			diff:    "@@ func b() {\n-\tx := 1\n+\tx := 2\n@@ func a() {\n \tif err != nil {\n-\t\treturn err\n+\t\treturn nil\n \t}\n",
+			want: ContextError{Hunk: 2, Line: 4, Ambiguous: true, Sought: []string{"\tif err != nil {", "\t\treturn err", "\t}"}, HeaderAt: 1, Later: 12,
+				Closest: Region{Start: 1, Lines: []string{"func a() {", "\tif err != nil {", "\t\treturn err", "\t}", "}", ""}}},
+		},
+		{
+			name:    "an inner header that is not under the outer one",
+			content: requestPy,
+			diff:    "@@ class Response(object):\n@@     def send(self):\n-        return json.dumps(self.body)\n+        return ''\n",
+			want: ContextError{Hunk: 1, Line: 1, Header: true, Sought: []string{"    def send(self):"},
+				Closest: Region{Start: 11, Lines: []string{"        return self", "", "    def send(self):", "        return json.dumps(self.body)", ""}}},
+		},
+		{
+			name:    "a header that is nowhere",
+			content: requestPy,
+			diff:    "@@ class Request(object):\n-        self.url = url\n+        self.url = None\n@@ class Session(object):\n-        self.body = None\n",
+			want: ContextError{Hunk: 2, Line: 4, Header: true, Sought: []string{"class Session(object):"},
+				Closest: Region{Start: 15, Lines: []string{"", "", "class Response(object):", "    def __init__(self, status):", "        self.status = status"}}},
+		},
+		{
+			name:    "a repeated header whose lines are only before the previous hunk",
+			content: requestPy,
+			diff:    "@@ class Request(object):\n-        return json.dumps(self.body)\n+        return ''\n@@ class Request(object):\n-        self.url = url\n+        self.url = None\n",
+			want: ContextError{Hunk: 2, Line: 4, Sought: []string{"        self.url = url"},
+				Closest: Region{Start: 4, Lines: []string{"class Request(object):", "    def __init__(self, url):", "        self.url = url", "        self.headers = {}", ""}}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Apply(tt.content, hunks(t, tt.diff))
+			var ce *ContextError
+			if !errors.As(err, &ce) {
+				t.Fatalf("Apply = %q, %v; want a *ContextError", got, err)
+			}
+			if !reflect.DeepEqual(*ce, tt.want) {
+				t.Errorf("Apply error:\n got %#v\nwant %#v", *ce, tt.want)
+			}
+		})
+	}
+}
+
+func TestAmbiguityMessage(t *testing.T) {
+	content := "func a() {\n\tif err != nil {\n\t\treturn err\n\t}\n}\n\nfunc b() {\n\tx := 1\n}\n\nfunc c() {\n\tif err != nil {\n\t\treturn err\n\t}\n}\n"
+	_, err := Apply(content, hunks(t, "@@ func b() {\n-\tx := 1\n+\tx := 2\n@@ func a() {\n \tif err != nil {\n-\t\treturn err\n+\t\treturn nil\n \t}\n"))
+	if err == nil {
+		t.Fatal("Apply succeeded; want an error")
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		"hunk 2 (patch line 4) is ambiguous: its last '@@' header line matches line 1, before where the previous hunk ended",
+		"occur both between that line and the previous hunk, at line 2, and after the previous hunk, at line 12",
+		"  | \tif err != nil {\n",
+		"This is the file around line 1 (lines 1-6):\n  1 | func a() {\n",
+		"write hunks in file order",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q:\n%s", want, msg)
+		}
+	}
+
+	_, err = Apply(requestPy, hunks(t, "@@ class Request(object):\n-        self.body = None\n+        self.body = b''\n@@ class Request(object):\n+    x = 1\n"))
+	msg = err.Error()
+	for _, want := range []string{
+		"hunk 2 (patch line 4) is ambiguous: its header line '@@ class Request(object):' matches line 4",
+		"only added lines",
+		"  4 | class Request(object):\n",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q:\n%s", want, msg)
+		}
 	}
 }

@@ -99,12 +99,18 @@ votes:
 		start = tieBreak(fk, sk, w, cands)
 	}
 
+	return around(texts, start, w)
+}
+
+// around returns the region of the w lines of texts from start, plus a few
+// lines around them when they are few, at most shownMax.
+func around(texts []string, start, w int) Region {
 	pad := 0
 	if w < shownMax {
 		pad = min(shownPad, (shownMax-w)/2)
 	}
 	lo := max(0, start-pad)
-	hi := min(n, start+w+pad, lo+shownMax)
+	hi := min(len(texts), start+w+pad, lo+shownMax)
 	return Region{Start: lo + 1, Lines: slices.Clone(texts[lo:hi])}
 }
 

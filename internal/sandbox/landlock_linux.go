@@ -63,7 +63,6 @@ const (
 	minFSABI  = 3
 	minNetABI = 4
 	ioctlABI  = 5
-	scopedABI = 6
 )
 
 // probe reports the kernel's Landlock ABI; abiCap, set only by a test
@@ -107,8 +106,8 @@ func handledFS(abi int) uint64 {
 	return fs
 }
 
-// New checks the kernel, builds the ruleset for cfg and starts the
-// restricted thread.
+// New checks the kernel, builds the ruleset for cfg and starts the shared
+// domain's thread. The ruleset is kept for NewDomain until Close.
 func New(cfg Config) (*Sandbox, error) {
 	start := time.Now()
 	abi, err := ABI()
@@ -141,18 +140,23 @@ func New(cfg Config) (*Sandbox, error) {
 	if cfg.Net != NetAllow {
 		attr.handledNet = netTCP
 	}
-	if abi >= scopedABI {
+	if abi >= ScopedABI {
 		attr.scoped = scopes
 	}
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if errno != 0 {
 		return nil, fmt.Errorf("landlock_create_ruleset: %w", errno)
 	}
-	ruleset := int(fd)
-	defer unix.Close(ruleset)
+	rfd := int(fd)
+	built := false
+	defer func() {
+		if !built {
+			unix.Close(rfd)
+		}
+	}()
 
 	for _, r := range rules {
-		err := addPathRule(ruleset, r.path, r.access&attr.handledFS)
+		err := addPathRule(rfd, r.path, r.access&attr.handledFS)
 		if err != nil && !r.writable && errors.Is(err, unix.ENOENT) {
 			// Gone since it was listed, as temp files go: nothing to
 			// grant, which is the safe side.
@@ -165,20 +169,21 @@ func New(cfg Config) (*Sandbox, error) {
 	if cfg.Net == NetPorts {
 		for _, p := range cfg.Ports {
 			na := netPortAttr{allowed: unix.LANDLOCK_ACCESS_NET_CONNECT_TCP, port: uint64(p)}
-			if _, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset), ruleNetPort, uintptr(unsafe.Pointer(&na)), 0, 0, 0); errno != 0 {
+			if _, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(rfd), ruleNetPort, uintptr(unsafe.Pointer(&na)), 0, 0, 0); errno != 0 {
 				return nil, fmt.Errorf("landlock rule for TCP port %d: %w", p, errno)
 			}
 		}
 	}
 
-	s := &Sandbox{reqs: make(chan startReq), done: make(chan struct{})}
-	ready := make(chan error, 1)
-	go s.restrictedThread(ruleset, filter, ready, true)
-	if err := <-ready; err != nil {
+	rs := ruleset{fd: rfd, filter: filter}
+	shared, err := rs.newDomain()
+	if err != nil {
 		return nil, err
 	}
+	built = true
+	s := &Sandbox{shared: shared, rules: rs}
 
-	st := Status{ABI: abi, Net: NetString(cfg.Net, cfg.Ports), IoctlDev: abi >= ioctlABI, Scoped: abi >= scopedABI,
+	st := Status{ABI: abi, Net: NetString(cfg.Net, cfg.Ports), IoctlDev: abi >= ioctlABI, Scoped: abi >= ScopedABI,
 		Rules: len(rules) + len(cfg.Ports), Build: time.Since(start)}
 	for _, r := range rules {
 		if r.writable {
@@ -190,22 +195,47 @@ func New(cfg Config) (*Sandbox, error) {
 	return s, nil
 }
 
+// ruleset is a built Landlock ruleset and the seccomp filter that goes
+// with it; every domain is a thread restricted with both.
+type ruleset struct {
+	fd     int
+	filter []unix.SockFilter
+}
+
+// newDomain starts a goroutine on a thread of its own, restricts that
+// thread and serves the domain's starts on it.
+func (r ruleset) newDomain() (*Domain, error) {
+	d := newDomainServer()
+	ready := make(chan error, 1)
+	go r.restrictedThread(d, ready, true)
+	if err := <-ready; err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (r ruleset) release() { unix.Close(r.fd) }
+
 // restrictedThread locks itself to its thread for good, restricts that
-// thread and serves Start requests on it. The thread must not be the
-// process's main thread: the runtime never ends that one (it parks it when
-// a goroutine locked to it returns), so it would outlive Close and break
-// Pdeathsig's tie to the thread. On the main thread it starts over on
-// another one, holding this one so the new goroutine cannot land on it.
-func (s *Sandbox) restrictedThread(ruleset int, filter []unix.SockFilter, ready chan<- error, retry bool) {
+// thread and serves d's Start requests on it. A thread restricted by
+// landlock_restrict_self is a new domain, a sibling of the others made
+// from the same ruleset. The thread must not be the process's main thread:
+// the runtime never ends that one (it parks it when a goroutine locked to
+// it returns), so it would outlive Close and break Pdeathsig's tie to the
+// thread. On the main thread it starts over on another one, holding this
+// one so the new goroutine cannot land on it.
+func (r ruleset) restrictedThread(d *Domain, ready chan<- error, retry bool) {
 	// Never unlocked: the thread carries the domain and must die with this
-	// goroutine rather than go back to the scheduler.
+	// goroutine rather than go back to the scheduler. Every thread the
+	// runtime hands out is unrestricted: restricted ones never return to
+	// it, and it never clones a new thread from a locked one.
 	runtime.LockOSThread()
 	if unix.Gettid() == unix.Getpid() && retry {
 		moved := make(chan struct{})
 		go func() {
 			runtime.LockOSThread()
 			close(moved)
-			s.restrictedThread(ruleset, filter, ready, false)
+			r.restrictedThread(d, ready, false)
 		}()
 		<-moved
 		runtime.UnlockOSThread() // untouched: nothing was restricted here
@@ -215,18 +245,18 @@ func (s *Sandbox) restrictedThread(ruleset int, filter []unix.SockFilter, ready 
 		ready <- fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 		return
 	}
-	if filter != nil {
-		if err := installFilter(filter); err != nil {
+	if r.filter != nil {
+		if err := installFilter(r.filter); err != nil {
 			ready <- err
 			return
 		}
 	}
-	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(ruleset), 0, 0); errno != 0 {
+	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(r.fd), 0, 0); errno != 0 {
 		ready <- fmt.Errorf("landlock_restrict_self: %w", errno)
 		return
 	}
 	ready <- nil
-	s.loop()
+	d.serve()
 }
 
 func addPathRule(ruleset int, path string, access uint64) error {

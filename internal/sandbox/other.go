@@ -4,6 +4,12 @@ package sandbox
 
 import "errors"
 
+// ruleset has nothing to hold where there is no Landlock.
+type ruleset struct{}
+
+func (ruleset) newDomain() (*Domain, error) { return nil, errors.New("this system has no Landlock") }
+func (ruleset) release()                    {}
+
 // ABI reports that Landlock is Linux-only.
 func ABI() (int, error) { return 0, errors.New("this system has no Landlock: it is a Linux feature") }
 

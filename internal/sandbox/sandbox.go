@@ -16,17 +16,45 @@
 // complement of the denied paths (every sibling along the way from / to
 // each denied path), writes only on the writable set, and TCP by port.
 //
+// Each restricted thread is a Landlock domain of its own, even when it is
+// restricted with the same ruleset: NewDomain makes one per session, so that
+// with the scoping of ABI 6 a session's commands can signal, ptrace and (as
+// a non-root user) read /proc/<pid>/environ of their own processes only —
+// not another session's (sibling domains), not boris (outside every domain). Sandbox.Start uses a
+// shared domain, for what belongs to no session (language servers).
+//
 // Nothing is weakened silently: if the kernel lacks Landlock, or an ABI that
 // a requested rule needs, New fails and says what is missing.
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
+
+// ScopedABI is the Landlock ABI (Linux 6.12) from which a command cannot
+// signal a process outside its domain, nor connect to its abstract unix
+// sockets. Tracing across domains (ptrace, /proc/<pid>/mem, and for a
+// non-root user /proc/<pid>/environ) is refused with every ABI.
+const ScopedABI = 6
+
+// CanIsolate reports whether this kernel can keep domains apart, signals
+// included: Landlock with ScopedABI; the error says what is missing.
+func CanIsolate() error {
+	abi, err := ABI()
+	if err != nil {
+		return err
+	}
+	if abi < ScopedABI {
+		return fmt.Errorf("this kernel has Landlock ABI %d, and keeping commands from signalling processes outside their domain needs ABI %d (Linux 6.12 or later)", abi, ScopedABI)
+	}
+	return nil
+}
 
 // NetMode says what TCP commands may use.
 type NetMode int
@@ -101,12 +129,60 @@ func NetString(mode NetMode, ports []uint16) string {
 	return "allow"
 }
 
-// Sandbox starts commands inside the Landlock domain. Its Start is safe for
-// concurrent use; starts are serialized on the one restricted thread.
+// Sandbox holds the ruleset commands are confined by and starts commands in
+// its shared domain. Its methods are safe for concurrent use.
 type Sandbox struct {
 	status Status
-	reqs   chan startReq
-	done   chan struct{}
+	shared *Domain
+	// mu guards the ruleset descriptor against Close while NewDomain
+	// restricts a thread with it.
+	mu     sync.RWMutex
+	closed bool
+	rules  ruleset
+}
+
+// Status reports what the sandbox enforces.
+func (s *Sandbox) Status() Status { return s.status }
+
+// Start starts cmd (as cmd.Start does) in the sandbox's shared domain, so
+// the process and all its descendants are confined.
+func (s *Sandbox) Start(cmd *exec.Cmd) error { return s.shared.Start(cmd) }
+
+// NewDomain makes a Landlock domain of its own, with the sandbox's rules:
+// a thread restricted on its own, from which its Start forks. Commands
+// started in one domain can signal and trace each other but nothing in
+// another domain (signals with the scoping of Landlock ABI 6, tracing with
+// every ABI; see ScopedABI). Each domain holds an OS thread until Close.
+func (s *Sandbox) NewDomain() (*Domain, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, errClosed
+	}
+	return s.rules.newDomain()
+}
+
+// Close ends the shared domain's thread and releases the ruleset. Commands
+// already started keep running confined; domains made earlier keep working
+// until their own Close; Start and NewDomain fail afterwards.
+func (s *Sandbox) Close() {
+	s.shared.Close()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.closed = true
+		s.rules.release()
+	}
+}
+
+var errClosed = errors.New("the sandbox is closed")
+
+// Domain starts commands in one Landlock domain. Its Start is safe for
+// concurrent use; starts are serialized on the domain's restricted thread.
+type Domain struct {
+	reqs      chan startReq
+	done      chan struct{}
+	closeOnce sync.Once
 }
 
 type startReq struct {
@@ -114,38 +190,33 @@ type startReq struct {
 	errc chan error
 }
 
-// Status reports what the sandbox enforces.
-func (s *Sandbox) Status() Status { return s.status }
+func newDomainServer() *Domain {
+	return &Domain{reqs: make(chan startReq), done: make(chan struct{})}
+}
 
-// Start starts cmd (as cmd.Start does) on the restricted thread, so the
-// process and all its descendants are confined.
-func (s *Sandbox) Start(cmd *exec.Cmd) error {
+// Start starts cmd (as cmd.Start does) on the domain's restricted thread,
+// so the process and all its descendants are in the domain.
+func (d *Domain) Start(cmd *exec.Cmd) error {
 	req := startReq{cmd: cmd, errc: make(chan error, 1)}
 	select {
-	case s.reqs <- req:
-	case <-s.done:
-		return fmt.Errorf("sandbox is closed")
+	case d.reqs <- req:
+	case <-d.done:
+		return errors.New("this sandbox domain is closed")
 	}
 	return <-req.errc
 }
 
-// Close ends the restricted thread. Commands already started keep running
-// confined; Start fails afterwards.
-func (s *Sandbox) Close() {
-	select {
-	case <-s.done:
-	default:
-		close(s.done)
-	}
-}
+// Close ends the domain's thread. Commands already started keep running
+// in the domain; Start fails afterwards.
+func (d *Domain) Close() { d.closeOnce.Do(func() { close(d.done) }) }
 
-// loop serves Start requests until Close. It runs on the restricted thread.
-func (s *Sandbox) loop() {
+// serve runs Start requests until Close. It runs on the restricted thread.
+func (d *Domain) serve() {
 	for {
 		select {
-		case req := <-s.reqs:
+		case req := <-d.reqs:
 			req.errc <- req.cmd.Start()
-		case <-s.done:
+		case <-d.done:
 			return // the goroutine is locked: its thread exits with it
 		}
 	}

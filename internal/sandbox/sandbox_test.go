@@ -451,3 +451,185 @@ func TestPdeathsigFollowsTheSandboxThread(t *testing.T) {
 		t.Fatal("Start after Close succeeded")
 	}
 }
+
+// startIn starts cmd with start (nil: unconfined) and ends it when the
+// test ends.
+func startIn(t *testing.T, start func(*exec.Cmd) error, cmd *exec.Cmd) {
+	t.Helper()
+	if start == nil {
+		start = (*exec.Cmd).Start
+	}
+	if err := start(cmd); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+}
+
+// shIn runs script with /bin/sh in domain d (start nil: unconfined) in
+// dir, as the given user (nil: the test's), and returns its combined
+// output and whether it exited 0.
+func shIn(t *testing.T, start func(*exec.Cmd) error, cred *syscall.Credential, dir, script string) (string, bool) {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.Dir = dir
+	if cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if start == nil {
+		start = (*exec.Cmd).Start
+	}
+	if err := start(cmd); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	err := cmd.Wait()
+	return out.String(), err == nil
+}
+
+// nobody is the user the probes of /proc run as when the test runs as
+// root: root reads any process's /proc/<pid>/environ whatever Landlock
+// says (seen on Linux 6.18), and the point is what the domains refuse.
+func nobody() *syscall.Credential {
+	if os.Getuid() != 0 {
+		return nil
+	}
+	return &syscall.Credential{Uid: 65534, Gid: 65534}
+}
+
+func newDomain(t *testing.T, sb *Sandbox) *Domain {
+	t.Helper()
+	d, err := sb.NewDomain()
+	if err != nil {
+		t.Fatalf("NewDomain: %v", err)
+	}
+	t.Cleanup(d.Close)
+	return d
+}
+
+// Two domains of one sandbox are siblings: a command in one cannot signal
+// or read the environment of a process in the other, nor of a process in
+// the shared domain or outside the sandbox, nor signal the test process; a
+// command can signal and read a process started earlier, by another Start,
+// in its own domain. The same probes succeed between unconfined processes,
+// so a refusal comes from the domains.
+func TestDomainsAreApart(t *testing.T) {
+	l := newLayout(t)
+	sb := newSandbox(t, Config{Writable: []string{l.ws}})
+	if !sb.Status().Scoped {
+		t.Fatalf("kernel ABI %d: this test needs ABI 6", sb.Status().ABI)
+	}
+	a, b := newDomain(t, sb), newDomain(t, sb)
+	victim := func(start func(*exec.Cmd) error) string {
+		cmd := exec.Command("/bin/sleep", "300")
+		cmd.Env = []string{"VICTIM_SECRET=b0r1s"}
+		if cred := nobody(); cred != nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		}
+		startIn(t, start, cmd)
+		return strconv.Itoa(cmd.Process.Pid)
+	}
+	probe := func(pid string) string {
+		return "kill -0 " + pid + " && echo signalled; grep -c b0r1s /proc/" + pid + "/environ && echo read"
+	}
+	inB, inShared, unconfined := victim(b.Start), victim(sb.Start), victim(nil)
+
+	for what, pid := range map[string]string{"another domain's process": inB, "a shared-domain process": inShared, "an unconfined process": unconfined} {
+		out, _ := shIn(t, a.Start, nobody(), "/", probe(pid))
+		if strings.Contains(out, "signalled") || strings.Contains(out, "read") {
+			t.Errorf("a command in domain A reached %s: %q", what, out)
+		}
+	}
+	if out, ok := shIn(t, a.Start, nil, "/", "kill -0 "+strconv.Itoa(os.Getpid())); ok {
+		t.Errorf("a command in domain A signalled the test process: %q", out)
+	}
+	// Outside any domain, the same probes work: the refusals above are
+	// the domains'.
+	if out, _ := shIn(t, nil, nobody(), "/", probe(unconfined)); !strings.Contains(out, "signalled") || !strings.Contains(out, "read") {
+		t.Fatalf("unconfined probe: %q", out)
+	}
+	if out, ok := shIn(t, nil, nil, "/", "kill -0 "+strconv.Itoa(os.Getpid())); !ok {
+		t.Fatalf("unconfined signal to the test process: %q", out)
+	}
+
+	// Within B, a later command signals and reads B's earlier process, and
+	// kills it.
+	if out, ok := shIn(t, b.Start, nobody(), "/", probe(inB)+" && kill "+inB); !ok || !strings.Contains(out, "signalled") || !strings.Contains(out, "read") {
+		t.Fatalf("a command in domain B could not reach B's own earlier process: %q", out)
+	}
+	// A domain is confined like the shared one.
+	if out, ok := shIn(t, a.Start, nil, l.ws, "touch "+l.outside+"/from-a"); ok {
+		t.Fatalf("a command in a domain wrote outside: %q", out)
+	}
+	if out, ok := shIn(t, a.Start, nil, l.ws, "touch from-a"); !ok {
+		t.Fatalf("a command in a domain could not write in the workspace: %q", out)
+	}
+}
+
+// A domain's thread ends with Close; its commands keep running confined;
+// the sandbox's Close stops NewDomain but not domains already made.
+func TestDomainClose(t *testing.T) {
+	l := newLayout(t)
+	sb, err := New(Config{Writable: []string{l.ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := nnpThreads(t)
+	d, err := sb.NewDomain()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := nnpThreads(t); got != before+1 {
+		t.Fatalf("threads with no_new_privs: %d before NewDomain, %d after; want one more", before, got)
+	}
+	keep, err := sb.NewDomain()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keep.Close()
+	cmd := exec.Command("/bin/sh", "-c", "read x; touch "+l.outside+"/late")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	startIn(t, d.Start, cmd)
+	d.Close()
+	for deadline := time.Now().Add(5 * time.Second); nnpThreads(t) != before+1 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := nnpThreads(t); got != before+1 {
+		t.Fatalf("threads with no_new_privs after Close: %d, want %d", got, before+1)
+	}
+	if err := d.Start(exec.Command("/bin/true")); err == nil {
+		t.Fatal("Start after Close succeeded")
+	}
+	in.Write([]byte("go\n"))
+	if err := cmd.Wait(); err == nil {
+		t.Fatal("a command of a closed domain wrote outside")
+	}
+	sb.Close()
+	if _, err := sb.NewDomain(); err == nil {
+		t.Fatal("NewDomain after the sandbox's Close succeeded")
+	}
+	if out, ok := shIn(t, keep.Start, nil, l.ws, "true"); !ok {
+		t.Fatalf("a domain made before the sandbox's Close stopped working: %q", out)
+	}
+}
+
+// BenchmarkNewDomain is the cost of a session's domain: a locked thread,
+// restricted (what a session pays once, at its first command).
+func BenchmarkNewDomain(b *testing.B) {
+	dir := b.TempDir()
+	sb, err := New(Config{Writable: []string{dir}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sb.Close()
+	for b.Loop() {
+		d, err := sb.NewDomain()
+		if err != nil {
+			b.Fatal(err)
+		}
+		d.Close()
+	}
+}

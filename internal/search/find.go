@@ -34,6 +34,15 @@ type FindRequest struct {
 // what grep skips. No match, and a Root that does not exist, give the
 // text "No files found". Errors are *Error values.
 func Find(ctx context.Context, policy *scope.Policy, req FindRequest) (string, error) {
+	res, err := FindResult(ctx, policy, req)
+	if err != nil {
+		return "", err
+	}
+	return res.Text, nil
+}
+
+// FindResult is Find returning the result as data besides its text.
+func FindResult(ctx context.Context, policy *scope.Policy, req FindRequest) (*Result, error) {
 	var want walk.Kind
 	switch strings.ToLower(req.Type) {
 	case "", "file", "f":
@@ -41,26 +50,26 @@ func Find(ctx context.Context, policy *scope.Policy, req FindRequest) (string, e
 	case "directory", "dir", "d":
 		want = walk.KindDir
 	default:
-		return "", errorf(KindInvalidFindType, nil, "type %q is not valid; use file (the default) or directory", req.Type)
+		return nil, errorf(KindInvalidFindType, nil, "type %q is not valid; use file (the default) or directory", req.Type)
 	}
 	pattern, err := findPattern(req.Pattern, req.Root)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	m, err := glob.Compile(pattern)
 	if err != nil {
 		if errors.Is(err, glob.ErrEmpty) {
-			return "", errorf(KindInvalidFindPattern, err, "pattern is empty: give a glob such as *.go, **/*.ts or src/**/test_*.py")
+			return nil, errorf(KindInvalidFindPattern, err, "pattern is empty: give a glob such as *.go, **/*.ts or src/**/test_*.py")
 		}
-		return "", errorf(KindInvalidFindPattern, err, "%v. Examples: *.go, **/*.{ts,tsx}, src/**/test_*.py", err)
+		return nil, errorf(KindInvalidFindPattern, err, "%v. Examples: *.go, **/*.{ts,tsx}, src/**/test_*.py", err)
 	}
 	coll := printer.NewCollector(printer.Options{Mode: printer.FilesWithMatches})
 	info, err := checkRoot(policy, req.Root)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return coll.Render(), nil
+			return &Result{Page: coll.Page()}, nil
 		}
-		return "", err
+		return nil, err
 	}
 	if !info.IsDir() {
 		name := req.DisplayRoot
@@ -71,7 +80,7 @@ func Find(ctx context.Context, policy *scope.Policy, req FindRequest) (string, e
 		if want == walk.KindFile && info.Mode().IsRegular() && m.Match(base, base) {
 			coll.AddFile(name, info.ModTime().UnixNano())
 		}
-		return coll.Render(), nil
+		return &Result{Page: coll.Page()}, nil
 	}
 	opts := walk.Options{Root: req.Root, Policy: policy, Dirs: want == walk.KindDir, InlineFiles: true}
 	err = walk.Walk(ctx, opts, func() func(*walk.Entry) {
@@ -95,14 +104,14 @@ func Find(ctx context.Context, policy *scope.Policy, req FindRequest) (string, e
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return "", ctx.Err()
+			return nil, ctx.Err()
 		}
 		if errors.Is(err, fs.ErrNotExist) {
-			return coll.Render(), nil
+			return &Result{Page: coll.Page()}, nil
 		}
-		return "", errorf(KindIO, err, "cannot read %s: %v", req.Root, err)
+		return nil, errorf(KindIO, err, "cannot read %s: %v", req.Root, err)
 	}
-	return coll.Render(), nil
+	return &Result{Page: coll.Page()}, nil
 }
 
 // findPattern makes a pattern relative to the search root: "./" is

@@ -105,20 +105,44 @@ func parseGrep(req GrepRequest) (*grepSpec, error) {
 	return spec, nil
 }
 
+// Result is a grep or find answer: the page of results as text and as
+// data (see printer.Page).
+type Result struct {
+	printer.Page
+	// Skipped says why a file grep was given alone was not searched:
+	// SkippedBinary or SkippedLongLine ("" when it was).
+	Skipped string
+}
+
+// Reasons a file was not searched (Result.Skipped).
+const (
+	SkippedBinary   = "binary"
+	SkippedLongLine = "line_too_long"
+)
+
 // Grep searches the contents of req.Root (a file, or a directory tree)
 // for req.Pattern and returns the result text in the requested mode. Files
 // the policy denies are silently absent. Errors are *Error values.
 func Grep(ctx context.Context, policy *scope.Policy, req GrepRequest) (string, error) {
-	spec, err := parseGrep(req)
+	res, err := GrepResult(ctx, policy, req)
 	if err != nil {
 		return "", err
+	}
+	return res.Text, nil
+}
+
+// GrepResult is Grep returning the result as data besides its text.
+func GrepResult(ctx context.Context, policy *scope.Policy, req GrepRequest) (*Result, error) {
+	spec, err := parseGrep(req)
+	if err != nil {
+		return nil, err
 	}
 	info, err := checkRoot(policy, req.Root)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return "", errorf(KindPathNotFound, err, "path %s does not exist; check the spelling, or search its parent directory", displayOf(req))
+			return nil, errorf(KindPathNotFound, err, "path %s does not exist; check the spelling, or search its parent directory", displayOf(req))
 		}
-		return "", err
+		return nil, err
 	}
 	coll := printer.NewCollector(spec.popts)
 	if !info.IsDir() {
@@ -129,11 +153,11 @@ func Grep(ctx context.Context, policy *scope.Policy, req GrepRequest) (string, e
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return "", ctx.Err()
+			return nil, ctx.Err()
 		}
-		return "", errorf(KindIO, err, "cannot read %s: %v", displayOf(req), err)
+		return nil, errorf(KindIO, err, "cannot read %s: %v", displayOf(req), err)
 	}
-	return coll.Render(), nil
+	return &Result{Page: coll.Page()}, nil
 }
 
 func displayOf(req GrepRequest) string {
@@ -207,27 +231,27 @@ func newGrepVisitor(spec *grepSpec, coll *printer.Collector) func(*walk.Entry) {
 // grepFile searches a single file; its path is printed as the caller
 // wrote it. Include and type filters do not apply to a file named
 // explicitly (as with rg).
-func grepFile(ctx context.Context, policy *scope.Policy, spec *grepSpec, coll *printer.Collector, req GrepRequest) (string, error) {
+func grepFile(ctx context.Context, policy *scope.Policy, spec *grepSpec, coll *printer.Collector, req GrepRequest) (*Result, error) {
 	name := displayOf(req)
 	f, err := os.OpenFile(req.Root, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return "", errorf(KindIO, err, "cannot open %s: %v", name, err)
+		return nil, errorf(KindIO, err, "cannot open %s: %v", name, err)
 	}
 	defer f.Close()
 	if policy != nil && !policy.Unrestricted() {
 		if _, err := policy.VerifyFile(f); err != nil {
-			return "", errorf(KindAccessDenied, err, "%v", err)
+			return nil, errorf(KindAccessDenied, err, "%v", err)
 		}
 	}
 	st, err := f.Stat()
 	if err != nil {
-		return "", errorf(KindIO, err, "cannot read %s: %v", name, err)
+		return nil, errorf(KindIO, err, "cannot read %s: %v", name, err)
 	}
 	if !st.Mode().IsRegular() {
-		return "", errorf(KindInvalidInput, nil, "%s is not a regular file or directory; grep searches files and directory trees", name)
+		return nil, errorf(KindInvalidInput, nil, "%s is not a regular file or directory; grep searches files and directory trees", name)
 	}
 	if err := ctx.Err(); err != nil {
-		return "", err
+		return nil, err
 	}
 	s := spec.m.NewSearcher(spec.sopts)
 	switch spec.mode {
@@ -251,15 +275,18 @@ func grepFile(ctx context.Context, policy *scope.Policy, spec *grepSpec, coll *p
 			coll.AddBlock(fw.Block())
 		}
 	}
+	res := &Result{Page: coll.Page()}
 	switch {
 	case errors.Is(err, match.ErrBinary):
-		return coll.Render() + ": " + name + " is a binary file (NUL byte in its first 8 KiB) and was not searched", nil
+		res.Skipped = SkippedBinary
+		res.Text += ": " + name + " is a binary file (NUL byte in its first 8 KiB) and was not searched"
 	case errors.Is(err, match.ErrTooLarge):
-		return coll.Render() + ": " + name + " has a line too long to search", nil
+		res.Skipped = SkippedLongLine
+		res.Text += ": " + name + " has a line too long to search"
 	case err != nil:
-		return "", errorf(KindIO, err, "cannot read %s: %v", name, err)
+		return nil, errorf(KindIO, err, "cannot read %s: %v", name, err)
 	}
-	return coll.Render(), nil
+	return res, nil
 }
 
 // firstSink stops at the first match.

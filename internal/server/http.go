@@ -3,8 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -205,17 +203,16 @@ func (s *Server) bodyDeadline(next http.Handler) http.Handler {
 }
 
 // auth requires one of the bearer tokens on every request when any is
-// configured. Every token is compared, in constant time, whichever matches.
+// configured (see tokens.Set.Match: every token compared in constant time).
 // The token that matched is the caller's credential: it is passed on in
 // the request's SDK token info (the SDK binds Mcp-Session-Id connections
 // to it, and tool calls find their sessions by it) and in the context.
+// The set is consulted on every request, so a token removed from the token
+// file is refused from the next request on.
 func (s *Server) auth(next http.Handler) http.Handler {
-	if len(s.deps.Config.Tokens) == 0 {
+	toks := s.deps.Tokens
+	if toks == nil || toks.Len() == 0 {
 		return next
-	}
-	wants := make([][sha256.Size]byte, len(s.deps.Config.Tokens))
-	for i, t := range s.deps.Config.Tokens {
-		wants[i] = sha256.Sum256([]byte(t))
 	}
 	// The SDK's middleware puts the token info where the SDK reads it;
 	// the token has been checked already, so its verifier only names the
@@ -227,22 +224,18 @@ func (s *Server) auth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The scheme is case-insensitive (RFC 9110 §11.1); the token is not.
 		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
-		match := -1
-		for i := range wants {
-			match = subtle.ConstantTimeSelect(subtle.ConstantTimeCompare(sum[:], wants[i][:]), i, match)
-		}
-		if !strings.EqualFold(scheme, "Bearer") || match < 0 {
+		cred, ok := toks.Match(strings.TrimSpace(got))
+		if !strings.EqualFold(scheme, "Bearer") || !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="boris"`)
 			writeJSONError(w, http.StatusUnauthorized, "unauthorized", "")
 			return
 		}
-		withInfo.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), credentialKey{}, "token-"+strconv.Itoa(match+1))))
+		withInfo.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), credentialKey{}, cred)))
 	})
 }
 
 // credentialKey is the context key of the caller's credential: which
-// token it sent ("token-1", "token-2", … in --token order).
+// token it sent ("token-1", "token-2", …; see package tokens).
 type credentialKey struct{}
 
 // credentialOf returns the credential of an authenticated request, "" on a
@@ -345,6 +338,11 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, metrics http.Ha
 		// No ReadTimeout or WriteTimeout: tool calls and their SSE streams
 		// may legitimately last as long as the longest bash timeout. The
 		// body alone has a deadline (bodyDeadline).
+	}
+	if s.deps.Tokens != nil {
+		watchCtx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		go s.deps.Tokens.Watch(watchCtx, 0, s.revoke)
 	}
 	errc := make(chan error, 1)
 	go func() {

@@ -29,6 +29,7 @@ import (
 	"github.com/boris-mcp/boris/internal/config"
 	"github.com/boris-mcp/boris/internal/session"
 	"github.com/boris-mcp/boris/internal/telemetry"
+	"github.com/boris-mcp/boris/internal/tokens"
 	"github.com/boris-mcp/boris/internal/tools"
 )
 
@@ -56,6 +57,15 @@ type Deps struct {
 	// TLS, when set, makes ServeHTTP serve HTTPS with it (HTTP/2 and
 	// HTTP/1.1) instead of plain HTTP.
 	TLS *tls.Config
+	// Tokens are the bearer tokens /mcp accepts, each its own credential.
+	// Nil means Config.Tokens, fixed; none at all, no auth. ServeHTTP
+	// watches its token file, and closes the sessions of a token removed
+	// from it.
+	Tokens *tokens.Set
+
+	// OnLastSessionClosed, if set, is called when a session closes and no
+	// other is left.
+	OnLastSessionClosed func()
 
 	// HeaderTimeout bounds reading a request's headers and BodyTimeout its
 	// body, so a slow or stalled client cannot hold a connection open
@@ -104,6 +114,10 @@ func New(deps Deps) *Server {
 	if deps.BodyTimeout <= 0 {
 		deps.BodyTimeout = 60 * time.Second
 	}
+	if deps.Tokens == nil && len(deps.Config.Tokens) > 0 {
+		// Tokens without a file: nothing to read, nothing that can fail.
+		deps.Tokens, _ = tokens.New(tokens.Options{Static: deps.Config.Tokens})
+	}
 	s := &Server{
 		deps:       deps,
 		sdkLogger:  slog.New(minLevel{deps.Logger.Handler(), max(slog.LevelWarn, deps.Config.LogLevel)}).With("component", "mcp"),
@@ -125,6 +139,9 @@ func New(deps Deps) *Server {
 				deps.Metrics.SessionClosed()
 			}
 			deps.Logger.Debug("session ended", "session", id, "kind", kind)
+			if deps.OnLastSessionClosed != nil && s.sessions.Len() == 0 {
+				deps.OnLastSessionClosed()
+			}
 		},
 	})
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "boris", Version: deps.Version}, &mcp.ServerOptions{
@@ -351,6 +368,27 @@ func (s *Server) closeTransport(id, cred string) {
 	s.transportsMu.Unlock()
 	if ok && t.cred == cred {
 		s.sessions.CloseTransport(cred, id)
+	}
+}
+
+// revoke ends what the credentials of removed tokens hold: their sessions
+// (their processes terminated) and their handshake-era connections. The
+// tokens are refused already; this ends what they opened before.
+func (s *Server) revoke(creds []string) {
+	for _, cred := range creds {
+		n := s.sessions.CloseCredential(cred)
+		s.transportsMu.Lock()
+		var conns []*mcp.ServerSession
+		for _, t := range s.transports {
+			if t.cred == cred {
+				conns = append(conns, t.ss)
+			}
+		}
+		s.transportsMu.Unlock()
+		for _, ss := range conns {
+			_ = ss.Close()
+		}
+		s.deps.Logger.Info("token removed: its sessions are closed and its requests refused", "credential", cred, "sessions", n, "connections", len(conns))
 	}
 }
 

@@ -54,7 +54,8 @@ type Manager struct {
 
 	mu      sync.Mutex
 	live    map[key]*entry
-	ended   map[key]ended // implicit sessions closed by the manager, to say so once
+	ended   map[key]ended   // implicit sessions closed by the manager, to say so once
+	revoked map[string]bool // credentials no session may open under again
 	closing bool
 	wg      sync.WaitGroup // sessions being closed
 }
@@ -89,7 +90,7 @@ func NewManager(opts ManagerOptions) *Manager {
 	if opts.MaxSessions <= 0 {
 		opts.MaxSessions = 1000
 	}
-	return &Manager{opts: opts, live: map[key]*entry{}, ended: map[key]ended{}}
+	return &Manager{opts: opts, live: map[key]*entry{}, ended: map[key]ended{}, revoked: map[string]bool{}}
 }
 
 // Call is one tool call's hold on its session; Done releases it.
@@ -178,6 +179,30 @@ func (m *Manager) CloseTransport(cred, id string) {
 	m.mu.Unlock()
 }
 
+// CloseCredential closes every session of a credential that is no longer
+// accepted (its token was removed), terminating their processes, and
+// refuses new sessions under it from then on: a call that was let in just
+// before the removal cannot open one afterwards. It returns the number of
+// sessions closed.
+func (m *Manager) CloseCredential(cred string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.revoked[cred] = true
+	n := 0
+	for k, e := range m.live {
+		if k.cred == cred {
+			m.removeLocked(e)
+			n++
+		}
+	}
+	for k := range m.ended {
+		if k.cred == cred {
+			delete(m.ended, k)
+		}
+	}
+	return n
+}
+
 // CloseAll closes every session, terminating their processes, and waits
 // until they are gone. No session opens afterwards.
 func (m *Manager) CloseAll() {
@@ -209,6 +234,9 @@ func (m *Manager) idleText() string {
 func (m *Manager) openLocked(k key, pinned bool) (*entry, error) {
 	if m.closing {
 		return nil, codes.Errorf(codes.SessionClosed, "the server is shutting down; no new session can start")
+	}
+	if m.revoked[k.cred] {
+		return nil, codes.Errorf(codes.SessionClosed, "the bearer token of this call is no longer accepted (it was removed from the token file); no session can start under it")
 	}
 	if len(m.live) >= m.opts.MaxSessions {
 		var lru *entry

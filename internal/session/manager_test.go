@@ -164,3 +164,50 @@ func TestCloseTransport(t *testing.T) {
 		t.Fatal("the transport's session is still counted")
 	}
 }
+
+// TestCloseCredential: every session of a revoked credential closes, its
+// processes end, none opens under it again, and other credentials'
+// sessions carry on.
+func TestCloseCredential(t *testing.T) {
+	m := newManager(t, ManagerOptions{})
+	var infos []TaskInfo
+	for _, open := range []func() (*Call, error){
+		func() (*Call, error) { return m.New("token-1") },
+		func() (*Call, error) { return m.Implicit("token-1", KindDefault, "", false) },
+		func() (*Call, error) { return m.Implicit("token-1", KindTransport, "abc", false) },
+	} {
+		c, err := open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := c.Session.StartBackground("exec sleep 30")
+		if err != nil {
+			t.Fatal(err)
+		}
+		infos = append(infos, info)
+		c.Done()
+	}
+	other, _ := m.Implicit("token-2", KindDefault, "", false)
+	kept, err := other.Session.StartBackground("exec sleep 30")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Done()
+
+	if n := m.CloseCredential("token-1"); n != 3 {
+		t.Fatalf("closed %d sessions, want 3", n)
+	}
+	m.wg.Wait()
+	for _, info := range infos {
+		if shell.GroupAlive(info.Pgid) {
+			t.Fatal("a process of a revoked credential's session outlived it")
+		}
+	}
+	if m.Len() != 1 || !shell.GroupAlive(kept.Pgid) {
+		t.Fatalf("another credential's session was closed: %d live", m.Len())
+	}
+	_, err = m.New("token-1")
+	wantCode(t, err, codes.SessionClosed)
+	_, err = m.Implicit("token-1", KindDefault, "", false)
+	wantCode(t, err, codes.SessionClosed)
+}

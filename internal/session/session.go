@@ -11,12 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/boris-mcp/boris/internal/codes"
 	"github.com/boris-mcp/boris/internal/files"
+	"github.com/boris-mcp/boris/internal/guard"
 	"github.com/boris-mcp/boris/internal/shell"
 )
 
@@ -44,6 +46,15 @@ type Options struct {
 	// OnTaskChange, if set, is called with +1/-1 as background tasks start
 	// and finish (for metrics).
 	OnTaskChange func(delta int)
+	// Guard, if set, admits every command before it runs anything (its
+	// process budget, OOM score and priority; see package guard).
+	Guard *guard.Guard
+	// NewDomain, if set, gives each session a confinement of its own (a
+	// sandbox domain): it is called once, when the session starts its
+	// first process, and start then starts every process of the session
+	// instead of the Runner's own start; close is called when the session
+	// closes, after its processes are gone.
+	NewDomain func() (start func(*exec.Cmd) error, close func(), err error)
 }
 
 // Session is the state of one MCP session. It is safe for concurrent use.
@@ -64,9 +75,18 @@ type Session struct {
 	warm      *warmShell
 	warming   bool
 	lastRun   time.Time // when the last foreground command ended
+	ckpt      checkpointMarks
+	admitted  map[*shell.Process]guard.Admission
 
 	closeOnce sync.Once
 	closedCh  chan struct{}
+
+	// The session's own runner, made with its domain at its first process
+	// (Options.NewDomain); domClosed once Close has ended the domain.
+	domMu       sync.Mutex
+	runner      *shell.Runner
+	closeDomain func()
+	domClosed   bool
 }
 
 // New returns a session with the given id.
@@ -81,11 +101,13 @@ func New(id string, opts Options) *Session {
 	return &Session{
 		id:       id,
 		sentinel: "__BORIS_CWD_" + hex.EncodeToString(nonce[:]) + "__",
+		ckpt:     checkpointMarks{key: newCheckpointKey()},
 		opts:     opts,
 		cwd:      opts.Workdir,
 		viewed:   map[string]files.Stamp{},
 		running:  map[*shell.Process]struct{}{},
 		tasks:    map[string]*task{},
+		admitted: map[*shell.Process]guard.Admission{},
 		closedCh: make(chan struct{}),
 	}
 }
@@ -133,6 +155,11 @@ func (s *Session) Busy() bool {
 			return true
 		}
 	}
+	for _, t := range s.tasks {
+		if t.leftover && shell.GroupAlive(t.proc.Pgid()) {
+			return true
+		}
+	}
 	return false
 }
 
@@ -154,6 +181,13 @@ type RunResult struct {
 	// Task is set when the command outlived its Yield and goes on as this
 	// background task; Result then holds the output so far.
 	Task *TaskInfo
+	// LeftRunning names the task that lists the processes the command
+	// left running (started with &, a daemon), "" when it left none.
+	LeftRunning string
+	// LeftPgid is the process group of what the command left running.
+	LeftPgid int
+	// Guard says what the guard saw: an OOM kill, a refused fork.
+	Guard guard.Outcome
 }
 
 // Cmd is a foreground command of a session.
@@ -226,15 +260,70 @@ func (s *Session) Run(ctx context.Context, c Cmd, timeout time.Duration, onProgr
 	// server started with &) live on until the session closes; a command
 	// that timed out or was cancelled leaves nothing behind.
 	keep := res.Leftover && !res.TimedOut && !res.Canceled && !s.closed
+	out := RunResult{Result: res, CwdReset: reset, RanIn: ranIn, Guard: s.outcomeLocked(p, res)}
+	if out.Guard.GroupEnded {
+		keep = false // the guard ended the whole group; nothing is left
+	}
 	if keep {
-		s.leftovers = append(s.leftovers, p)
+		command := c.Script
+		if len(c.Argv) > 0 {
+			command = strings.Join(c.Argv, " ")
+		}
+		out.LeftRunning, out.LeftPgid = s.keepLeftoverLocked(p, command), p.Pgid()
 	}
 	s.mu.Unlock()
 	if !keep {
 		p.Terminate() // a no-op when the group is already empty
 		go func() { <-p.Terminated(); p.Close() }()
 	}
-	return RunResult{Result: res, CwdReset: reset, RanIn: ranIn}, nil
+	return out, nil
+}
+
+// keepLeftoverLocked lists the processes a finished command left running
+// as a task of their own, so that the task list shows them (with the
+// command that left them) and task_kill ends them; it returns the task's
+// id.
+func (s *Session) keepLeftoverLocked(p *shell.Process, command string) string {
+	s.taskSeq++
+	t := &task{id: fmt.Sprintf("task_%d", s.taskSeq), command: command, proc: p, started: time.Now(), finished: true, leftover: true}
+	s.tasks[t.id] = t
+	return t.id
+}
+
+// admitLocked lets the guard set a started command's limits, then lets it
+// run. A command that keeps running past guard.LongAfter is lowered in
+// priority, and what it leaves running is lowered at once.
+func (s *Session) admitLocked(p *shell.Process) error {
+	g := s.opts.Guard
+	if g == nil {
+		return p.Open()
+	}
+	adm, err := g.Admit(p.Pgid())
+	if err != nil {
+		return err
+	}
+	s.admitted[p] = adm
+	pgid := p.Pgid()
+	demote := time.AfterFunc(guard.LongAfter, func() { g.Demote(pgid) })
+	go func() {
+		<-p.Done()
+		demote.Stop()
+		if p.Result().Leftover {
+			g.Demote(pgid)
+		}
+	}()
+	return p.Open()
+}
+
+// outcomeLocked asks the guard how a finished command ended.
+func (s *Session) outcomeLocked(p *shell.Process, res shell.Result) guard.Outcome {
+	adm, ok := s.admitted[p]
+	if !ok || s.opts.Guard == nil {
+		return guard.Outcome{}
+	}
+	delete(s.admitted, p)
+	killed := res.Signal == "KILL" || res.ExitCode == 128+9
+	return s.opts.Guard.Outcome(adm, killed, res.Stdout.Text+res.Stdout.Tail+res.Stderr.Text+res.Stderr.Tail)
 }
 
 // yield waits for a command up to its Yield and, if it is still running
@@ -292,6 +381,11 @@ func (s *Session) startWarm(c shell.Command, register func(*shell.Process)) (p *
 		return nil, false
 	}
 	if p = s.takeWarmLocked(); p == nil {
+		return nil, false
+	}
+	if err := s.admitLocked(p); err != nil {
+		p.Terminate()
+		go func() { <-p.Terminated(); p.Close() }()
 		return nil, false
 	}
 	if err := p.Begin(c); err != nil {
@@ -354,16 +448,60 @@ func (s *Session) start(c shell.Command, admit func() error, register func(*shel
 	}
 	s.pruneLeftoversLocked()
 	c.Sentinel = s.sentinel
-	p, err := s.opts.Runner.Start(c)
+	c.Gated = s.opts.Guard != nil
+	what := s.opts.Runner.Shell()
+	if len(c.Argv) > 0 {
+		what = c.Argv[0]
+	}
+	r, err := s.commandRunner()
 	if err != nil {
-		what := s.opts.Runner.Shell()
-		if len(c.Argv) > 0 {
-			what = c.Argv[0]
-		}
+		return nil, codes.Errorf(codes.BashStartFailed, "could not start %s: %v", what, err)
+	}
+	p, err := r.Start(c)
+	if err != nil {
 		return nil, codes.Errorf(codes.BashStartFailed, "could not start %s: %v", what, unwrapStart(err))
+	}
+	if err := s.admitLocked(p); err != nil {
+		p.Terminate()
+		go func() { <-p.Terminated(); p.Close() }()
+		return nil, codes.Errorf(codes.BashStartFailed, "could not start %s: setting its limits: %v", what, err)
 	}
 	register(p)
 	return p, nil
+}
+
+// commandRunner returns the runner the session's processes are started
+// with: Options.Runner, or with Options.NewDomain a copy of it that starts
+// them in the session's own domain, made now if this is the first.
+func (s *Session) commandRunner() (*shell.Runner, error) {
+	if s.opts.NewDomain == nil {
+		return s.opts.Runner, nil
+	}
+	s.domMu.Lock()
+	defer s.domMu.Unlock()
+	if s.domClosed {
+		return nil, errClosed()
+	}
+	if s.runner == nil {
+		start, closeDomain, err := s.opts.NewDomain()
+		if err != nil {
+			return nil, fmt.Errorf("the session's sandbox domain: %w", err)
+		}
+		s.runner, s.closeDomain = s.opts.Runner.WithStart(start), closeDomain
+	}
+	return s.runner, nil
+}
+
+// endDomain closes the session's domain, if it has one; no process of the
+// session is started afterwards.
+func (s *Session) endDomain() {
+	s.domMu.Lock()
+	defer s.domMu.Unlock()
+	s.domClosed = true
+	if s.closeDomain != nil {
+		s.closeDomain()
+		s.closeDomain = nil
+	}
 }
 
 // pruneLeftoversLocked forgets leftover groups that have emptied, so their
@@ -379,15 +517,25 @@ func (s *Session) pruneLeftoversLocked() {
 	}
 	clear(s.leftovers[len(kept):])
 	s.leftovers = kept
+	for id, t := range s.tasks {
+		if t.leftover && !shell.GroupAlive(t.proc.Pgid()) {
+			delete(s.tasks, id)
+			t.proc.Close()
+		}
+	}
 }
 
 // Close terminates every process the session started (SIGTERM, SIGKILL
 // after the grace period) and waits until they are gone. It is idempotent.
 func (s *Session) Close() {
 	s.closeOnce.Do(func() {
-		s.dropWarm(nil)
+		warm := []*shell.Process{s.dropWarm(nil)}
 		s.mu.Lock()
 		s.closed = true
+		if w := s.takeWarmLocked(); w != nil { // started meanwhile
+			w.Close()
+			warm = append(warm, w)
+		}
 		var procs []*shell.Process
 		for p := range s.running {
 			procs = append(procs, p)
@@ -409,6 +557,12 @@ func (s *Session) Close() {
 			<-p.Terminated()
 			p.Close()
 		}
+		for _, w := range warm {
+			if w != nil {
+				<-w.Done() // out of the domain before it closes
+			}
+		}
+		s.endDomain()
 		close(s.closedCh)
 	})
 }

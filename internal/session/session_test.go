@@ -2,12 +2,15 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -264,4 +267,91 @@ func alive(pid int) bool {
 	}
 	i := strings.LastIndexByte(string(b), ')')
 	return i > 0 && i+2 < len(b) && b[i+2] != 'Z'
+}
+
+// TestNewDomainHook: a session asks for its domain at its first process,
+// once, starts every process with it (foreground, background task,
+// prestarted shell), closes it when the session closes, after its
+// processes are gone, and starts nothing afterwards; a session that runs
+// nothing asks for none.
+func TestNewDomainHook(t *testing.T) {
+	var mu sync.Mutex
+	var made, closed, started int
+	var alive []int // pids of the session's processes when the domain closed
+	var pids []int
+	opts := Options{Warm: NewWarmPool(4, time.Minute)}
+	opts.NewDomain = func() (func(*exec.Cmd) error, func(), error) {
+		mu.Lock()
+		made++
+		mu.Unlock()
+		start := func(c *exec.Cmd) error {
+			err := c.Start()
+			mu.Lock()
+			started++
+			if err == nil {
+				pids = append(pids, c.Process.Pid)
+			}
+			mu.Unlock()
+			return err
+		}
+		closeDomain := func() {
+			mu.Lock()
+			defer mu.Unlock()
+			closed++
+			for _, p := range pids {
+				if syscall.Kill(p, 0) == nil {
+					alive = append(alive, p)
+				}
+			}
+		}
+		return start, closeDomain, nil
+	}
+	idle := newSession(t, opts)
+	idle.Close()
+
+	s := newSession(t, opts)
+	mustRun(t, s, "true")
+	if _, err := s.StartBackground("sleep 300"); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		s.mu.Lock()
+		warm := s.warm != nil
+		s.mu.Unlock()
+		if warm {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no prestarted shell")
+		}
+	}
+	mustRun(t, s, "sleep 300 & echo left")
+	mu.Lock()
+	if made != 1 || started < 3 {
+		mu.Unlock()
+		t.Fatalf("domains made %d (want 1), processes started in it %d (want 3 at least: a command, a task, a prestarted shell)", made, started)
+	}
+	mu.Unlock()
+	s.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if closed != 1 || len(alive) != 0 {
+		t.Fatalf("domains closed %d (want 1); processes alive when it closed: %v", closed, alive)
+	}
+	if _, err := s.Run(context.Background(), Cmd{Script: "true"}, time.Second, nil); err == nil {
+		t.Fatal("a closed session ran a command")
+	}
+}
+
+// TestNewDomainFailure: a session whose domain cannot be made says so and
+// starts nothing unconfined.
+func TestNewDomainFailure(t *testing.T) {
+	s := newSession(t, Options{NewDomain: func() (func(*exec.Cmd) error, func(), error) {
+		return nil, nil, errors.New("no more threads")
+	}})
+	_, err := s.Run(context.Background(), Cmd{Script: "true"}, time.Second, nil)
+	wantCode(t, err, codes.BashStartFailed)
+	if !strings.Contains(err.Error(), "sandbox domain: no more threads") {
+		t.Fatalf("error: %v", err)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/boris-mcp/boris/internal/codes"
+	"github.com/boris-mcp/boris/internal/guard"
 	"github.com/boris-mcp/boris/internal/shell"
 	"github.com/boris-mcp/boris/internal/term"
 )
@@ -31,6 +32,9 @@ type task struct {
 	timer    *time.Timer
 	started  time.Time
 	finished bool // counted out of the running limit
+	// leftover tasks are the processes a finished foreground command left
+	// running; listed until they are gone.
+	leftover bool
 	// interactive tasks have stdin open; tty ones run under a terminal,
 	// whose stream filter turns into text and whose screen is kept.
 	interactive bool
@@ -242,8 +246,17 @@ type TaskStatus struct {
 	// Stdout and Stderr are the new output: for a terminal, one stream of
 	// text in Stdout, escape sequences removed.
 	Stdout, Stderr string
+	// Dropped counts the bytes of unread output dropped since the previous
+	// read (more than TaskWindow were waiting); a note at the head of the
+	// stream says so too.
+	Dropped int64
 	// Age is how long ago the task started.
 	Age time.Duration
+	// Leftover: the task is the processes a finished foreground command
+	// left running (Command); Running says whether any still are.
+	Leftover bool
+	// Guard says what the guard saw of a finished task.
+	Guard guard.Outcome
 }
 
 // find returns a task of the session.
@@ -369,22 +382,37 @@ func settle(p *shell.Process, wait time.Duration, first <-chan struct{}, heard b
 func (s *Session) read(t *task) TaskStatus {
 	t.readMu.Lock()
 	running := t.proc.Running()
-	out, errOut := t.proc.TakeNew()
-	stdout := string(out)
+	var n shell.NewOutput
+	if !t.leftover { // a foreground command's output went with its answer
+		n = t.proc.TakeNewCounted()
+	}
+	stdout := string(n.Stdout)
 	if t.screen != nil {
-		stdout = t.filter.Write(out)
+		stdout = t.filter.Write(n.Stdout)
 	}
 	t.readMu.Unlock()
 	res := t.proc.Result()
 	st := TaskStatus{
 		ID: t.id, Pgid: t.proc.Pgid(), Command: t.command, Running: running,
 		TTY: t.screen != nil, Interactive: t.interactive, KilledByTimeout: res.TimedOut,
-		Result: res, Stdout: stdout, Stderr: string(errOut), Age: time.Since(t.started),
+		Result: res, Stdout: stdout, Stderr: string(n.Stderr), Age: time.Since(t.started),
+		Dropped: n.StdoutDropped + n.StderrDropped, Leftover: t.leftover,
+	}
+	if t.leftover {
+		// Listed for as long as any of its processes are.
+		st.Running = shell.GroupAlive(t.proc.Pgid())
+		st.Stdout, st.Stderr = "", ""
+		if st.Running {
+			return st
+		}
 	}
 	if !running {
 		s.mu.Lock()
 		if s.tasks[t.id] == t {
 			delete(s.tasks, t.id)
+			if !t.leftover {
+				st.Guard = s.outcomeLocked(t.proc, res)
+			}
 			s.retireLocked(t.proc)
 		}
 		s.mu.Unlock()
@@ -487,11 +515,15 @@ func (s *Session) Tasks() []TaskStatus {
 	out := make([]TaskStatus, 0, len(s.tasks))
 	for _, t := range s.tasks {
 		res := t.proc.Result()
-		out = append(out, TaskStatus{
+		st := TaskStatus{
 			ID: t.id, Pgid: t.proc.Pgid(), Command: t.command, Running: t.proc.Running(),
 			TTY: t.screen != nil, Interactive: t.interactive, KilledByTimeout: res.TimedOut,
-			Result: res, Age: time.Since(t.started),
-		})
+			Result: res, Age: time.Since(t.started), Leftover: t.leftover,
+		}
+		if t.leftover {
+			st.Running = shell.GroupAlive(t.proc.Pgid())
+		}
+		out = append(out, st)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Age > out[j].Age })
 	return out

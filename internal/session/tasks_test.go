@@ -199,3 +199,31 @@ func TestYield(t *testing.T) {
 		t.Fatalf("%v %+v", err, st)
 	}
 }
+
+// TestLeftoverTask: what a finished foreground command left running is a
+// task (listed, read, killed) until it is gone.
+func TestLeftoverTask(t *testing.T) {
+	s := newSession(t, Options{})
+	res, err := s.Run(context.Background(), Cmd{Script: "sleep 300 & echo left"}, 10*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.LeftRunning == "" || res.LeftPgid == 0 {
+		t.Fatalf("no leftover named: %+v", res)
+	}
+	list := s.Tasks()
+	if len(list) != 1 || !list[0].Leftover || !list[0].Running || list[0].Command != "sleep 300 & echo left" {
+		t.Fatalf("task list %+v", list)
+	}
+	st, err := s.TaskOutput(res.LeftRunning, 0)
+	if err != nil || !st.Running || st.Stdout != "" {
+		t.Fatalf("read: %+v %v", st, err)
+	}
+	st, err = s.TaskKill(res.LeftRunning, syscall.SIGTERM)
+	if err != nil || st.Running {
+		t.Fatalf("kill: %+v %v", st, err)
+	}
+	if list := s.Tasks(); len(list) != 0 {
+		t.Fatalf("still listed after the kill: %+v", list)
+	}
+}

@@ -69,7 +69,11 @@ func (s *Session) prewarm() {
 		s.mu.Unlock()
 		return
 	}
-	p, err := r.Prestart(dir, s.sentinel)
+	r, err := s.commandRunner()
+	var p *shell.Process
+	if err == nil {
+		p, err = r.Prestart(dir, s.sentinel)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.warming = false
@@ -105,15 +109,16 @@ func (s *Session) takeWarmLocked() *shell.Process {
 
 // dropWarm ends a waiting shell that has waited long enough (or any, for a
 // nil w).
-func (s *Session) dropWarm(w *warmShell) {
+func (s *Session) dropWarm(w *warmShell) *shell.Process {
 	s.mu.Lock()
 	if s.warm == nil || (w != nil && s.warm != w) {
 		s.mu.Unlock()
-		return
+		return nil
 	}
 	p := s.takeWarmLocked()
 	s.mu.Unlock()
 	if p != nil {
 		p.Close() // its command never comes: it reads end of file and exits
 	}
+	return p
 }

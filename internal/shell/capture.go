@@ -374,16 +374,23 @@ func (c *capture) availLocked() int64 {
 // nothing sentinel-like after it goes out at once). Output that was overwritten before it
 // could be sent is replaced by a note.
 func (c *capture) takeProgress() []byte {
+	out, _ := c.takeProgressCounted()
+	return out
+}
+
+// takeProgressCounted is takeProgress that also says how many bytes were
+// dropped (the note's number; 0 when none were).
+func (c *capture) takeProgressCounted() (out []byte, dropped int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	avail := c.availLocked()
 	if avail <= c.sent {
-		return nil
+		return nil, 0
 	}
-	var out []byte
 	from := c.sent
 	if from < c.pendStart {
-		out = fmt.Appendf(out, "[... %d bytes of output dropped: more than %d were waiting to be read ...]\n", c.pendStart-from, c.window)
+		dropped = c.pendStart - from
+		out = fmt.Appendf(out, "[... %d bytes of output dropped: more than %d were waiting to be read ...]\n", dropped, c.window)
 		from = c.pendStart
 	}
 	if avail > from {
@@ -395,5 +402,5 @@ func (c *capture) takeProgress() []byte {
 		c.pendStart = avail
 	}
 	c.sent = avail
-	return out
+	return out, dropped
 }

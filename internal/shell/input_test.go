@@ -2,7 +2,9 @@ package shell
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -93,9 +95,37 @@ func TestTakeNewWindow(t *testing.T) {
 	}
 	defer p.Close()
 	p.Wait(context.Background(), 10*time.Second)
-	out, _ := p.TakeNew()
+	n := p.TakeNewCounted()
+	out := n.Stdout
 	if !strings.HasPrefix(string(out), "[... ") || !strings.Contains(string(out), "bytes of output dropped") || !strings.HasSuffix(string(out), "end\n") || len(out) > 2200 {
 		t.Fatalf("%d bytes: %.200q", len(out), out)
+	}
+	// The count is the note's number; the note and what is kept hold the rest.
+	if want := fmt.Sprintf("[... %d bytes of output dropped", n.StdoutDropped); n.StdoutDropped < 98000 || !strings.HasPrefix(string(out), want) || n.StderrDropped != 0 {
+		t.Fatalf("dropped %d/%d, output %.80q", n.StdoutDropped, n.StderrDropped, out)
+	}
+	if again := p.TakeNewCounted(); again.StdoutDropped != 0 || len(again.Stdout) != 0 {
+		t.Fatalf("a second read: %+v", again)
+	}
+}
+
+// TestResultSignal: a shell ended by a signal says which, besides the
+// 128+N exit code; one that exits says none.
+func TestResultSignal(t *testing.T) {
+	r := testRunner(t, "/bin/sh", Options{})
+	p, err := r.Start(Command{Script: "sleep 100", Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if res := p.Wait(context.Background(), 10*time.Second); res.Signal != "KILL" || res.ExitCode != 137 {
+		t.Fatalf("killed: signal %q, exit %d", res.Signal, res.ExitCode)
+	}
+	if res := run(t, r, t.TempDir(), "exit 137", 10*time.Second); res.Signal != "" || res.ExitCode != 137 {
+		t.Fatalf("exit 137: signal %q, exit %d", res.Signal, res.ExitCode)
 	}
 }
 

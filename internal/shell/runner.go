@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 )
 
 // Defaults for Options.
@@ -69,6 +71,15 @@ func NewRunner(path string, env []string, opts Options) *Runner {
 	return &Runner{shell: path, env: env, opts: opts}
 }
 
+// WithStart returns a Runner like r whose commands are started by start
+// instead of r's Options.Start: a session uses it to start its commands in
+// a sandbox domain of its own.
+func (r *Runner) WithStart(start func(*exec.Cmd) error) *Runner {
+	c := *r
+	c.opts.Start = start
+	return &c
+}
+
 // Shell returns the shell's path.
 func (r *Runner) Shell() string { return r.shell }
 
@@ -108,6 +119,12 @@ type Command struct {
 	Env []string
 	// Sentinel marks where the shell prints its final directory.
 	Sentinel string
+	// Gated starts the shell waiting: it runs nothing, the command
+	// included, until Process.Open, so that the caller can set the
+	// process's limits first and everything the command starts inherits
+	// them. An Argv command is run through the shell for this (exec, so
+	// no process is added).
+	Gated bool
 	// OnProgress, if set, receives new output (stdout then stderr) at most
 	// once per progress interval while the command runs. total grows with
 	// every call.
@@ -133,8 +150,11 @@ type Result struct {
 	// ExitCode is the user command's exit status; 128+N when a signal N
 	// ended the shell.
 	ExitCode int
-	Stdout   Output
-	Stderr   Output
+	// Signal names the signal that ended the shell (TERM, KILL, …), ""
+	// when it exited.
+	Signal string
+	Stdout Output
+	Stderr Output
 	// Dir is the directory the command ended in, "" when unknown (the
 	// shell exited early, was killed, or the sentinel was lost).
 	Dir      string
@@ -177,6 +197,10 @@ type Process struct {
 	// script is the write end of a prestarted shell's descriptor 3, where
 	// Begin writes its command; nil otherwise.
 	script *os.File
+	// gate is the write end of a gated shell's descriptor 3, which Open
+	// writes a line to; nil once open, or when not gated.
+	gateMu sync.Mutex
+	gate   *os.File
 
 	// bell is closed, and replaced, whenever output arrives or the command
 	// finishes.
@@ -222,6 +246,10 @@ func epilogue(sentinel string) string {
 	return `; { __boris_s=$?; set +x; } 2>/dev/null; ` +
 		`command printf '%s' '` + sentinel + `'; command pwd; command printf '%s' '` + sentinel + `'; exit "$__boris_s"`
 }
+
+// gatePrefix makes a gated shell wait for a line on descriptor 3 (see
+// Command.Gated); the descriptor closed without one makes it exit.
+const gatePrefix = `IFS= read -r __boris_g <&3 || exit 125; exec 3<&-; unset __boris_g; `
 
 // prestartWrapper is wrapper for a prestarted shell: it reads the directory
 // and the command, each ended by a NUL, from descriptor 3, closes it, goes
@@ -288,6 +316,32 @@ func (p *Process) Begin(c Command) error {
 	return nil
 }
 
+// Open lets a gated command run (see Command.Gated); its time starts now.
+// It does nothing for a command that was not gated or is open already.
+func (p *Process) Open() error {
+	p.gateMu.Lock()
+	defer p.gateMu.Unlock()
+	if p.gate == nil {
+		return nil
+	}
+	p.started = time.Now()
+	_, err := p.gate.Write([]byte{'\n'})
+	p.gate.Close()
+	p.gate = nil
+	return err
+}
+
+// shut closes a gate that was never opened: the shell exits (125)
+// without running anything.
+func (p *Process) shut() {
+	p.gateMu.Lock()
+	defer p.gateMu.Unlock()
+	if p.gate != nil {
+		p.gate.Close()
+		p.gate = nil
+	}
+}
+
 // configure applies the options that only change how output is kept.
 func (p *Process) configure(c Command) {
 	if c.Tail {
@@ -317,22 +371,30 @@ func (r *Runner) start(c Command, deferred bool) (*Process, error) {
 		// is no directory to track for a task.
 		c.Sentinel, c.Merge = "", true
 	}
+	gated := c.Gated && !deferred && r.shell != ""
 	var cmd *exec.Cmd
 	if len(c.Argv) > 0 {
 		path, err := r.lookPath(c.Argv[0], c.Dir)
 		if err != nil {
 			return nil, &StartError{Err: err}
 		}
-		cmd = exec.Command(path, c.Argv[1:]...)
-		cmd.Args[0] = c.Argv[0]
+		if gated {
+			cmd = exec.Command(r.shell, append([]string{"-c", gatePrefix + `exec "$@"`, c.Argv[0], path}, c.Argv[1:]...)...)
+		} else {
+			cmd = exec.Command(path, c.Argv[1:]...)
+			cmd.Args[0] = c.Argv[0]
+		}
 		c.Sentinel = ""
 	} else {
 		if r.shell == "" {
 			return nil, &StartError{Err: errors.New("no shell available")}
 		}
-		if deferred {
+		switch {
+		case deferred:
 			cmd = exec.Command(r.shell, "-c", prestartWrapper(c.Sentinel), filepath.Base(r.shell))
-		} else {
+		case gated:
+			cmd = exec.Command(r.shell, "-c", gatePrefix+wrapper(c.Sentinel), filepath.Base(r.shell), c.Script)
+		default:
 			cmd = exec.Command(r.shell, "-c", wrapper(c.Sentinel), filepath.Base(r.shell), c.Script)
 		}
 	}
@@ -393,14 +455,19 @@ func (r *Runner) start(c Command, deferred bool) (*Process, error) {
 			cmd.Stdin = inR
 		}
 	}
-	var script *os.File
-	if deferred {
-		scriptR, scriptW, err := os.Pipe()
+	var script, gate *os.File
+	if deferred || gated {
+		fd3R, fd3W, err := os.Pipe()
 		if err != nil {
 			return fail(err)
 		}
-		writers, script = append(writers, scriptR), scriptW
-		cmd.ExtraFiles = []*os.File{scriptR} // descriptor 3
+		writers = append(writers, fd3R)
+		cmd.ExtraFiles = []*os.File{fd3R} // descriptor 3
+		if deferred {
+			script = fd3W
+		} else {
+			gate = fd3W
+		}
 	}
 
 	p := &Process{
@@ -418,6 +485,7 @@ func (r *Runner) start(c Command, deferred bool) (*Process, error) {
 		done:     make(chan struct{}),
 		termDone: make(chan struct{}),
 		script:   script,
+		gate:     gate,
 	}
 	if !deferred {
 		p.configure(c)
@@ -438,8 +506,10 @@ func (r *Runner) start(c Command, deferred bool) (*Process, error) {
 	}
 	writers = nil
 	if err != nil {
-		if script != nil {
-			script.Close()
+		for _, f := range []*os.File{script, gate} {
+			if f != nil {
+				f.Close()
+			}
 		}
 		return fail(err)
 	}
@@ -567,7 +637,24 @@ func (p *Process) Signal(sig syscall.Signal) error {
 // needs Command.Window): stdout and stderr, each beginning with a note when
 // unread output beyond the window was dropped.
 func (p *Process) TakeNew() (stdout, stderr []byte) {
-	return p.stdout.takeProgress(), p.stderr.takeProgress()
+	n := p.TakeNewCounted()
+	return n.Stdout, n.Stderr
+}
+
+// NewOutput is what TakeNewCounted returns: the new output of each stream
+// (each beginning with a note when unread output was dropped) and how many
+// bytes were dropped from each.
+type NewOutput struct {
+	Stdout, Stderr               []byte
+	StdoutDropped, StderrDropped int64
+}
+
+// TakeNewCounted is TakeNew that also counts the dropped bytes.
+func (p *Process) TakeNewCounted() NewOutput {
+	var n NewOutput
+	n.Stdout, n.StdoutDropped = p.stdout.takeProgressCounted()
+	n.Stderr, n.StderrDropped = p.stderr.takeProgressCounted()
+	return n
 }
 
 func (p *Process) wait() {
@@ -692,9 +779,20 @@ func (p *Process) Result() Result {
 		return res
 	}
 	res.ExitCode = exitCode(p.ws)
+	if p.ws.Signaled() {
+		res.Signal = signalName(p.ws.Signal())
+	}
 	res.Leftover = p.leftover
 	res.Duration = p.finished.Sub(p.started)
 	return res
+}
+
+// signalName names a signal as kill -l does: TERM, KILL, INT, …
+func signalName(sig syscall.Signal) string {
+	if name := unix.SignalName(sig); name != "" {
+		return strings.TrimPrefix(name, "SIG")
+	}
+	return strconv.Itoa(int(sig))
 }
 
 func exitCode(ws syscall.WaitStatus) int {
@@ -709,6 +807,7 @@ func exitCode(ws syscall.WaitStatus) int {
 // closed when the group is gone. A finished command whose group is already
 // empty is not signalled (its id may belong to someone else by now).
 func (p *Process) Terminate() {
+	p.shut() // a gated shell that never opened exits by itself
 	p.termOnce.Do(func() {
 		select {
 		case <-p.done:
@@ -749,6 +848,7 @@ func (p *Process) Close() {
 		if p.script != nil {
 			p.script.Close()
 		}
+		p.shut()
 	})
 }
 

@@ -274,3 +274,52 @@ func processAlive(pid int) bool {
 	i := strings.LastIndexByte(string(b), ')')
 	return i > 0 && i+2 < len(b) && b[i+2] != 'Z'
 }
+
+// TestGatedRunsNothingUntilOpen: a gated command has not run (its file
+// is not there) until Open; a gate closed unopened ends the shell without
+// running it; an Argv command is gated too.
+func TestGatedRunsNothingUntilOpen(t *testing.T) {
+	r := testRunner(t, "/bin/sh", Options{})
+	dir := t.TempDir()
+	mark := filepath.Join(dir, "ran")
+	p, err := r.Start(Command{Script: "touch " + mark, Dir: dir, Gated: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatal("the gated command ran before Open")
+	}
+	if err := p.Open(); err != nil {
+		t.Fatal(err)
+	}
+	if res := p.Wait(context.Background(), 10*time.Second); res.ExitCode != 0 {
+		t.Fatalf("after Open: %+v", res)
+	}
+	if _, err := os.Stat(mark); err != nil {
+		t.Fatal("the command did not run after Open")
+	}
+
+	shut := filepath.Join(dir, "shut")
+	p, err = r.Start(Command{Script: "touch " + shut, Dir: dir, Gated: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Terminate()
+	<-p.Terminated()
+	if _, err := os.Stat(shut); err == nil {
+		t.Fatal("a gate closed unopened let the command run")
+	}
+	p.Close()
+
+	p, err = r.Start(Command{Argv: []string{"sh", "-c", "echo $0 argv", "named"}, Dir: dir, Gated: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Open(); err != nil {
+		t.Fatal(err)
+	}
+	if res := p.Wait(context.Background(), 10*time.Second); res.Stdout.Text != "named argv\n" {
+		t.Fatalf("gated argv: %q", res.Stdout.Text)
+	}
+}

@@ -14,6 +14,8 @@ import (
 	"github.com/boris-mcp/boris/internal/codes"
 	"github.com/boris-mcp/boris/internal/config"
 	"github.com/boris-mcp/boris/internal/dialect"
+	"github.com/boris-mcp/boris/internal/guard"
+	"github.com/boris-mcp/boris/internal/results"
 	"github.com/boris-mcp/boris/internal/session"
 	"github.com/boris-mcp/boris/internal/shell"
 )
@@ -32,13 +34,8 @@ type bashRun struct {
 	Description     string `json:"description,omitempty" jsonschema:"A short description of what the command does (optional, for the log of the conversation)."`
 }
 
-type bashArgs struct {
-	Command string `json:"command" jsonschema:"The shell command to run."`
-	bashRun
-}
-
-// claudeBashArgs is bashArgs with the reference bash tool's restart, which
-// makes command optional.
+// claudeBashArgs are the bash tool's arguments, with the reference bash
+// tool's restart, which makes command optional.
 type claudeBashArgs struct {
 	Command string `json:"command,omitempty" jsonschema:"The bash command to run. Required unless the tool is being restarted."`
 	Restart Bool   `json:"restart,omitempty" jsonschema:"Specifying true will restart this tool: every process your commands left running is ended and the working directory goes back to the initial one. Otherwise, leave this unspecified."`
@@ -71,22 +68,20 @@ func bashTool(cfg *config.Config) (*def, error) {
 		setDefault(s, "timeout", defMs)
 		setDefault(s, "wait_ms", defaultWaitMs)
 	}
-	if !cfg.AnthropicCompat {
-		return define("bash", "Run a shell command", desc, false, tune,
-			func(ctx context.Context, c *call, in *bashArgs) (*mcp.CallToolResult, error) {
-				return runBash(ctx, c, in.Command, &in.bashRun, defMs)
-			})
-	}
 	desc += "\n- restart: true ends every process your commands left running (background tasks included) and puts the working directory back to the initial one; command is then not needed."
-	return define("bash", "Run a shell command", desc, false, tune,
+	restarted := dialect.ClaudeRestarted
+	if !cfg.AnthropicCompat {
+		restarted = "restarted: every process your commands left running was ended, and the working directory is back to " + cfg.Workdir
+	}
+	return define("bash", "Run a shell command", desc, false, returns(results.Run{}, results.Restarted{}), tune,
 		func(ctx context.Context, c *call, in *claudeBashArgs) (*mcp.CallToolResult, error) {
 			if in.Restart {
 				if err := c.sess.Restart(); err != nil {
 					return nil, err
 				}
-				return textResult(dialect.ClaudeRestarted), nil
+				return answer(restarted, &results.Restarted{Restarted: true}), nil
 			}
-			if strings.TrimSpace(in.Command) == "" {
+			if strings.TrimSpace(in.Command) == "" && cfg.AnthropicCompat {
 				return nil, codes.Errorf(codes.BashEmptyCommand, "no command provided.")
 			}
 			return runBash(ctx, c, in.Command, &in.bashRun, defMs)
@@ -114,15 +109,15 @@ func runBash(ctx context.Context, c *call, command string, in *bashRun, defMs in
 		if err != nil {
 			return nil, err
 		}
-		return textResult(formatTask(st, taskHint)), nil
+		return answer(formatTask(st, taskHint), results.FromTask(st)), nil
 	case bool(in.RunInBackground):
 		info, err := c.sess.StartTask(session.TaskOptions{Script: command, Env: env})
 		if err != nil {
 			return nil, err
 		}
 		c.rec.TaskID = info.ID
-		return textResult(fmt.Sprintf("task_id: %s\npgid: %d\nThe command is running in the background. %s (or kill -TERM -%d from bash)",
-			info.ID, info.Pgid, taskHint, info.Pgid)), nil
+		return answer(fmt.Sprintf("task_id: %s\npgid: %d\nThe command is running in the background. %s (or kill -TERM -%d from bash)",
+			info.ID, info.Pgid, taskHint, info.Pgid), results.Started(info)), nil
 	}
 	timeoutMs := clampTimeout(int64(in.Timeout), defMs)
 	cmd := session.Cmd{Script: command, Env: env}
@@ -139,13 +134,13 @@ func runBash(ctx context.Context, c *call, command string, in *bashRun, defMs in
 		fmt.Fprintf(&b, "status: running\ntask_id: %s\npgid: %d\nThe command is still running after %d ms and goes on as a background task (it keeps its %d ms timeout). %s\n",
 			res.Task.ID, res.Task.Pgid, int64(in.YieldMs), timeoutMs, taskHint)
 		writeStreams(&b, res.Stdout, res.Stderr)
-		return textResult(b.String()), nil
+		return answer(b.String(), results.FromRun(res, c.sess.Cwd())), nil
 	}
 	if res.TimedOut && c.deps.Observer != nil {
 		c.deps.Observer.BashTimeout()
 	}
 	c.ran(span, res.Result)
-	return textResult(formatRun(res, timeoutMs)), nil
+	return answer(formatRun(res, timeoutMs), results.FromRun(res, c.sess.Cwd())), nil
 }
 
 // waitOf turns a wait_ms argument into a duration: def when absent, none
@@ -212,8 +207,43 @@ func formatRun(res session.RunResult, timeoutMs int64) string {
 	if res.CwdReset != "" {
 		fmt.Fprintf(&b, "note: the working directory %s no longer exists; the command ran in %s instead\n", res.CwdReset, res.RanIn)
 	}
+	for _, n := range guardNotes(res.Guard, leftRunningNote(res.LeftRunning)) {
+		b.WriteString("note: " + n + "\n")
+	}
 	writeStreams(&b, res.Stdout, res.Stderr)
 	return b.String()
+}
+
+// leftRunningNote names the task that lists what a command left running.
+func leftRunningNote(id string) string {
+	if id == "" {
+		return ""
+	}
+	return fmt.Sprintf("processes the command started are left running (listed as %s in the task list): task_kill %s, or bash with restart, ends them; they end with the session.", id, id)
+}
+
+// guardNotes says what the guard saw of a command (see package guard),
+// then adds left (what it left running, if anything).
+func guardNotes(o guard.Outcome, left string) []string {
+	var notes []string
+	if o.OOMKilled {
+		limit := "unknown"
+		if o.MemoryLimit > 0 {
+			limit = guard.FormatBytes(o.MemoryLimit)
+		}
+		n := "killed by the kernel's OOM killer: the container's memory limit is " + limit
+		if o.GroupEnded {
+			n += "; the command's other processes were ended too, so that the container's other work could go on"
+		}
+		notes = append(notes, n+". Use less memory at once (smaller inputs, fewer processes in parallel).")
+	}
+	if o.BudgetHit {
+		notes = append(notes, fmt.Sprintf("a fork was refused: the command reached its process budget (%d processes it may add, below the container's process limit). End processes it no longer needs (task_kill, or bash with restart) or run fewer at once.", o.Budget))
+	}
+	if left != "" {
+		notes = append(notes, left)
+	}
+	return notes
 }
 
 // writeStreams appends the stdout and stderr sections. Each section holds

@@ -15,6 +15,7 @@ import (
 	"github.com/boris-mcp/boris/internal/codes"
 	"github.com/boris-mcp/boris/internal/config"
 	"github.com/boris-mcp/boris/internal/dialect"
+	"github.com/boris-mcp/boris/internal/results"
 	"github.com/boris-mcp/boris/internal/session"
 )
 
@@ -50,7 +51,7 @@ func execCommandTool(cfg *config.Config) (*def, error) {
 - The command runs in the session's shell; a workdir may be given.
 - The answer comes after yield_time_ms (default 10000) or when the command exits. A command still running answers with a session ID: poll it or type into it with write_stdin.
 - Output longer than max_output_tokens (default 10000) keeps its beginning and its end.`
-	return define("exec_command", "Run a command", desc, false,
+	return define("exec_command", "Run a command", desc, false, returns(results.Exec{}),
 		func(s *jsonschema.Schema) {
 			setDefault(s, "yield_time_ms", execYieldMs)
 			setDefault(s, "max_output_tokens", execOutputTokens)
@@ -80,7 +81,7 @@ func execCommandTool(cfg *config.Config) (*def, error) {
 				return nil, err
 			}
 			c.taskEnded(st)
-			return textResult(unifiedExec(st, time.Since(start), in.MaxOutputTokens)), nil
+			return answer(unifiedExec(st, time.Since(start), in.MaxOutputTokens)), nil
 		})
 }
 
@@ -88,7 +89,7 @@ func writeStdinTool() (*def, error) {
 	desc := `Writes characters to an existing unified exec session and returns recent output.
 - chars may be empty to poll for new output; "\u0003" is Ctrl-C, "\u0004" Ctrl-D.
 - The answer comes after yield_time_ms (default 250) or when the command exits.`
-	return define("write_stdin", "Write to a running command", desc, false,
+	return define("write_stdin", "Write to a running command", desc, false, returns(results.Exec{}),
 		func(s *jsonschema.Schema) {
 			setDefault(s, "yield_time_ms", writeYieldMs)
 			setDefault(s, "max_output_tokens", execOutputTokens)
@@ -105,23 +106,32 @@ func writeStdinTool() (*def, error) {
 				return nil, err
 			}
 			c.taskEnded(st)
-			return textResult(unifiedExec(st, time.Since(start), in.MaxOutputTokens)), nil
+			return answer(unifiedExec(st, time.Since(start), in.MaxOutputTokens)), nil
 		})
 }
 
-// unifiedExec renders a task in Codex's unified exec format.
-func unifiedExec(st session.TaskStatus, wall time.Duration, maxTokens Int) string {
+// unifiedExec renders a task in Codex's unified exec format, and as the
+// structured result Codex's schema describes, with the same values.
+func unifiedExec(st session.TaskStatus, wall time.Duration, maxTokens Int) (string, any) {
 	var id [3]byte
 	_, _ = rand.Read(id[:])
-	status := fmt.Sprintf("Process exited with code %d", st.Result.ExitCode)
-	if st.Running {
-		status = "Process running with session ID " + strings.TrimPrefix(st.ID, "task_")
-	}
 	out := st.Stdout + st.Stderr
 	tokens := int64(maxTokens)
 	if tokens <= 0 {
 		tokens = execOutputTokens
 	}
+	count := dialect.ApproxTokens(out)
+	ex := &results.Exec{ChunkID: hex.EncodeToString(id[:]), WallTimeSeconds: wall.Seconds(), OriginalTokenCount: &count, Output: dialect.TruncateTokens(out, tokens)}
+	var status string
+	if st.Running {
+		n, _ := strconv.Atoi(strings.TrimPrefix(st.ID, "task_"))
+		ex.SessionID = &n
+		status = "Process running with session ID " + strings.TrimPrefix(st.ID, "task_")
+	} else {
+		code := st.Result.ExitCode
+		ex.ExitCode = &code
+		status = fmt.Sprintf("Process exited with code %d", code)
+	}
 	return fmt.Sprintf("Chunk ID: %s\nWall time: %.4f seconds\n%s\nOriginal token count: %d\nOutput:\n%s",
-		hex.EncodeToString(id[:]), wall.Seconds(), status, dialect.ApproxTokens(out), dialect.TruncateTokens(out, tokens))
+		ex.ChunkID, wall.Seconds(), status, count, ex.Output), ex
 }

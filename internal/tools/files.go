@@ -11,6 +11,7 @@ import (
 	"github.com/boris-mcp/boris/internal/codes"
 	"github.com/boris-mcp/boris/internal/dialect"
 	"github.com/boris-mcp/boris/internal/files"
+	"github.com/boris-mcp/boris/internal/results"
 )
 
 // The file tools: boris's split tools (view, str_replace, create_file) and
@@ -30,7 +31,7 @@ func viewRange(v []Int) (*files.Range, bool) {
 
 // imageResult returns an image view as MCP image content.
 func imageResult(res *files.ViewResult) *mcp.CallToolResult {
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: res.Image, MIMEType: res.MIMEType}}}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: res.Image, MIMEType: res.MIMEType}}, StructuredContent: results.FromView(res)}
 }
 
 type viewArgs struct {
@@ -46,7 +47,7 @@ var viewDesc = fmt.Sprintf(`View a file or list a directory.
 - Viewing a file is required before editing it with str_replace or overwriting it with create_file.`, dialect.MaxViewLines, dialect.MaxLineChars)
 
 func viewTool() (*def, error) {
-	return define("view", "View a file or directory", viewDesc, true, nil,
+	return define("view", "View a file or directory", viewDesc, true, returns(results.View{}), nil,
 		func(_ context.Context, c *call, in *viewArgs) (*mcp.CallToolResult, error) {
 			rng, ok := viewRange(in.ViewRange)
 			if !ok {
@@ -60,7 +61,8 @@ func viewTool() (*def, error) {
 			if res.Kind == files.ViewImage {
 				return imageResult(res), nil
 			}
-			return textResult(dialect.BorisView(res, rng)), nil
+			c.warm(in.Path)
+			return answer(dialect.BorisView(res, rng), results.FromView(res)), nil
 		})
 }
 
@@ -79,15 +81,16 @@ const strReplaceDesc = `Replace text in a file.
 - The file is replaced atomically and keeps its permissions. The result shows the edited lines.`
 
 func strReplaceTool() (*def, error) {
-	return define("str_replace", "Edit a file", strReplaceDesc, false, nil,
-		func(_ context.Context, c *call, in *strReplaceArgs) (*mcp.CallToolResult, error) {
+	return define("str_replace", "Edit a file", strReplaceDesc, false, returns(results.Edit{}), nil,
+		func(ctx context.Context, c *call, in *strReplaceArgs) (*mcp.CallToolResult, error) {
 			c.rec.Paths = []string{in.Path}
+			ed := c.beginEdit(in.Path)
 			res, err := c.deps.Files.StrReplace(c.fctx(), in.Path, in.OldStr, in.NewStr, bool(in.ReplaceAll))
 			if err != nil {
 				return nil, err
 			}
 			c.rec.BytesWritten = int64(len(res.Content))
-			return textResult(dialect.BorisReplace(res, bool(in.ReplaceAll))), nil
+			return c.withDiagnostics(ctx, ed, answer(dialect.BorisReplace(res, bool(in.ReplaceAll)), results.FromReplace(res))), nil
 		})
 }
 
@@ -103,15 +106,16 @@ const createDesc = `Create a file, or overwrite one, with the given content.
 - The write is atomic; an existing file keeps its permissions, a new one gets 0644.`
 
 func createFileTool() (*def, error) {
-	return define("create_file", "Create or overwrite a file", createDesc, false, nil,
-		func(_ context.Context, c *call, in *createFileArgs) (*mcp.CallToolResult, error) {
+	return define("create_file", "Create or overwrite a file", createDesc, false, returns(results.Create{}), nil,
+		func(ctx context.Context, c *call, in *createFileArgs) (*mcp.CallToolResult, error) {
 			c.rec.Paths = []string{in.Path}
+			ed := c.beginEdit(in.Path)
 			res, err := c.deps.Files.Create(c.fctx(), in.Path, in.Content)
 			if err != nil {
 				return nil, err
 			}
 			c.rec.BytesWritten = int64(res.Size)
-			return textResult(dialect.BorisCreate(res)), nil
+			return c.withDiagnostics(ctx, ed, answer(dialect.BorisCreate(res), results.FromCreate(res, in.Content))), nil
 		})
 }
 
@@ -150,8 +154,9 @@ func claudeMissing(param, command string) error {
 
 func editorTool() (*def, error) {
 	d, err := define("str_replace_editor", "View, create and edit files", editorDesc, false,
+		returns(results.View{}, results.Edit{}, results.Create{}, results.Insert{}, results.Undo{}),
 		func(s *jsonschema.Schema) { setEnum(s, "command", editorCommands...) },
-		func(_ context.Context, c *call, in *editorArgs) (*mcp.CallToolResult, error) {
+		func(ctx context.Context, c *call, in *editorArgs) (*mcp.CallToolResult, error) {
 			fc := c.fctx()
 			c.rec.Operation, c.rec.Paths = in.Command, []string{in.Path}
 			switch in.Command {
@@ -168,17 +173,19 @@ func editorTool() (*def, error) {
 				if res.Kind == files.ViewImage {
 					return imageResult(res), nil
 				}
-				return textResult(dialect.ClaudeView(res)), nil
+				c.warm(in.Path)
+				return answer(dialect.ClaudeView(res), results.FromView(res)), nil
 			case "create":
 				if in.FileText == nil {
 					return nil, claudeMissing("file_text", "create")
 				}
+				ed := c.beginEdit(in.Path)
 				res, err := c.deps.Files.Create(fc, in.Path, *in.FileText)
 				if err != nil {
 					return nil, err
 				}
 				c.rec.BytesWritten = int64(res.Size)
-				return textResult(dialect.ClaudeCreate(res)), nil
+				return c.withDiagnostics(ctx, ed, answer(dialect.ClaudeCreate(res), results.FromCreate(res, *in.FileText))), nil
 			case "str_replace":
 				if in.OldStr == nil {
 					return nil, claudeMissing("old_str", "str_replace")
@@ -187,12 +194,13 @@ func editorTool() (*def, error) {
 				if in.NewStr != nil {
 					newStr = *in.NewStr
 				}
+				ed := c.beginEdit(in.Path)
 				res, err := c.deps.Files.StrReplace(fc, in.Path, *in.OldStr, newStr, bool(in.ReplaceAll))
 				if err != nil {
 					return nil, err
 				}
 				c.rec.BytesWritten = int64(len(res.Content))
-				return textResult(dialect.ClaudeReplace(res, bool(in.ReplaceAll))), nil
+				return c.withDiagnostics(ctx, ed, answer(dialect.ClaudeReplace(res, bool(in.ReplaceAll)), results.FromReplace(res))), nil
 			case "insert":
 				if in.InsertLine == nil {
 					return nil, claudeMissing("insert_line", "insert")
@@ -200,22 +208,24 @@ func editorTool() (*def, error) {
 				if in.NewStr == nil {
 					return nil, claudeMissing("new_str", "insert")
 				}
+				ed := c.beginEdit(in.Path)
 				res, err := c.deps.Files.Insert(fc, in.Path, int(*in.InsertLine), *in.NewStr)
 				if err != nil {
 					return nil, err
 				}
 				c.rec.BytesWritten = int64(len(res.Content))
-				return textResult(dialect.ClaudeInsert(res)), nil
+				return c.withDiagnostics(ctx, ed, answer(dialect.ClaudeInsert(res), results.FromInsert(res))), nil
 			case "undo_edit":
+				ed := c.beginEdit(in.Path)
 				res, err := c.deps.Files.Undo(fc, in.Path)
 				if err != nil {
 					return nil, err
 				}
 				c.rec.BytesWritten = int64(len(res.Content))
-				return textResult(dialect.ClaudeUndo(res)), nil
+				return c.withDiagnostics(ctx, ed, answer(dialect.ClaudeUndo(res), results.FromUndo(res))), nil
 			}
 			return nil, codes.Errorf(codes.EditorInvalidCommand, "unknown command %q: valid commands are %s", in.Command, strings.Join(editorCommands, ", ")).
-				WithFact(dialect.ClaudeSentence(fmt.Sprintf("Unrecognized command %s. The allowed commands for the str_replace_editor tool are: %s", in.Command, strings.Join(editorCommands, ", "))))
+				WithValid("command", editorCommands...).WithFact(dialect.ClaudeSentence(fmt.Sprintf("Unrecognized command %s. The allowed commands for the str_replace_editor tool are: %s", in.Command, strings.Join(editorCommands, ", "))))
 		})
 	if d != nil {
 		d.errText = dialect.ClaudeError

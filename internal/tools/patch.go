@@ -12,6 +12,7 @@ import (
 	"github.com/boris-mcp/boris/internal/dialect"
 	"github.com/boris-mcp/boris/internal/files"
 	"github.com/boris-mcp/boris/internal/patch"
+	"github.com/boris-mcp/boris/internal/results"
 )
 
 // patchOperation is one operation of the OpenAI Responses API's built-in
@@ -76,24 +77,41 @@ It is important to remember:
 The patch applies all or nothing: if any section does not apply, no file is changed and the error says which hunk and shows the closest lines of the file. Harnesses using the Responses API's apply_patch tool can pass one operation ({type, path, diff}) as operation instead of input.`
 
 func applyPatchTool() (*def, error) {
-	return define("apply_patch", "Apply a patch", applyPatchDesc, false,
+	return define("apply_patch", "Apply a patch", applyPatchDesc, false, returns(results.Patch{}),
 		func(s *jsonschema.Schema) {
 			if op := s.Properties["operation"]; op != nil {
 				setEnum(op, "type", patchOperations...)
 			}
 		},
-		func(_ context.Context, c *call, in *applyPatchArgs) (*mcp.CallToolResult, error) {
+		func(ctx context.Context, c *call, in *applyPatchArgs) (*mcp.CallToolResult, error) {
 			p, err := patchOf(in)
 			if err != nil {
 				return nil, err
 			}
+			ed := c.beginEdit(patchedPaths(p)...)
 			res, err := c.deps.Files.ApplyPatch(c.fctx(), p)
 			if err != nil {
 				return nil, err
 			}
 			c.patched(res)
-			return textResult(dialect.CodexPatchSummary(res)), nil
+			return c.withDiagnostics(ctx, ed, answer(dialect.CodexPatchSummary(res), results.FromPatch(res))), nil
 		})
+}
+
+// patchedPaths are the files a patch writes: added and updated ones, and
+// the new names of moved ones.
+func patchedPaths(p *patch.Patch) []string {
+	var out []string
+	for _, sec := range p.Sections {
+		switch {
+		case sec.Kind == patch.Delete:
+		case sec.MoveTo != "":
+			out = append(out, sec.MoveTo)
+		default:
+			out = append(out, sec.Path)
+		}
+	}
+	return out
 }
 
 // patched records a patch's files (A, M, D) and what it wrote.
@@ -149,7 +167,7 @@ func operationPatch(op *patchOperation) (*patch.Patch, error) {
 	case "delete_file":
 		sec.Kind = patch.Delete
 	default:
-		return nil, codes.Errorf(codes.InvalidInput, "unknown operation.type %q: valid types are %s", op.Type, strings.Join(patchOperations, ", "))
+		return nil, codes.Errorf(codes.InvalidInput, "unknown operation.type %q: valid types are %s", op.Type, strings.Join(patchOperations, ", ")).WithValid("operation.type", patchOperations...)
 	}
 	return &patch.Patch{Sections: []patch.Section{sec}}, nil
 }

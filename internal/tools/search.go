@@ -9,8 +9,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/boris-mcp/boris/internal/codes"
+	"github.com/boris-mcp/boris/internal/results"
 	"github.com/boris-mcp/boris/internal/scope"
 	"github.com/boris-mcp/boris/internal/search"
+	"github.com/boris-mcp/boris/internal/search/glob"
+	"github.com/boris-mcp/boris/internal/search/printer"
 )
 
 // grepArgs accepts both parameter sets; only the schema differs by mode.
@@ -111,16 +114,17 @@ func grepTool(compat bool) (*def, error) {
 			return nil, err
 		}
 		req.Root, req.DisplayRoot = root, display
-		out, err := search.Grep(ctx, c.deps.Policy, req)
+		res, err := search.GrepResult(ctx, c.deps.Policy, req)
 		if err != nil {
 			return nil, searchError(ctx, err)
 		}
-		return textResult(out), nil
+		return answer(res.Text, results.FromGrep(res)), nil
 	}
+	out := returns(results.GrepFiles{}, results.GrepContent{}, results.GrepCounts{})
 	if compat {
-		return defineAs[grepCompatSchema]("grep", "Search file contents", grepDesc, true, tune, handler)
+		return defineAs[grepCompatSchema]("grep", "Search file contents", grepDesc, true, out, tune, handler)
 	}
-	return defineAs[grepDefaultSchema]("grep", "Search file contents", grepDesc, true, tune, handler)
+	return defineAs[grepDefaultSchema]("grep", "Search file contents", grepDesc, true, out, tune, handler)
 }
 
 type findArgs struct {
@@ -153,17 +157,18 @@ func findTool(compat bool) (*def, error) {
 		if err != nil {
 			return nil, err
 		}
-		out, err := search.Find(ctx, c.deps.Policy, search.FindRequest{Pattern: in.Pattern, Type: in.Type, Root: root, DisplayRoot: display})
+		res, err := search.FindResult(ctx, c.deps.Policy, search.FindRequest{Pattern: in.Pattern, Type: in.Type, Root: root, DisplayRoot: display})
 		if err != nil {
 			return nil, searchError(ctx, err)
 		}
-		return textResult(out), nil
+		return answer(res.Text, results.FromFind(res)), nil
 	}
+	out := returns(results.Find{})
 	if compat {
-		return defineAs[findCompatSchema]("Glob", "Find files", findDesc, true, nil, handler)
+		return defineAs[findCompatSchema]("Glob", "Find files", findDesc, true, out, nil, handler)
 	}
-	return defineAs[findDefaultSchema]("find", "Find files", findDesc, true,
-		func(s *jsonschema.Schema) { setEnum(s, "type", "file", "directory") }, handler)
+	return defineAs[findDefaultSchema]("find", "Find files", findDesc, true, out,
+		func(s *jsonschema.Schema) { setEnum(s, "type", findTypes...) }, handler)
 }
 
 // searched records a search's pattern and path.
@@ -192,11 +197,24 @@ func searchRoot(c *call, path string) (root, display string, err error) {
 	return t.Resolved, display, nil
 }
 
-// searchError maps the search package's errors to codes.
+// findTypes are the values of find's type.
+var findTypes = []string{"file", "directory"}
+
+// searchError maps the search package's errors to codes, with the valid
+// values of the parameter at fault.
 func searchError(ctx context.Context, err error) error {
 	var se *search.Error
 	if errors.As(err, &se) {
-		return codes.Errorf(se.Kind.Code(), "%s", se.Msg)
+		e := codes.Errorf(se.Kind.Code(), "%s", se.Msg)
+		switch se.Kind {
+		case search.KindInvalidOutputMode:
+			e.WithValid("output_mode", printer.Modes...)
+		case search.KindInvalidType:
+			e.WithValid("type", glob.TypeNames()...)
+		case search.KindInvalidFindType:
+			e.WithValid("type", findTypes...)
+		}
+		return e
 	}
 	if ctx.Err() != nil {
 		return codes.Errorf(codes.InvalidInput, "the search was cancelled")

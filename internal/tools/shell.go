@@ -17,6 +17,7 @@ import (
 	"github.com/boris-mcp/boris/internal/config"
 	"github.com/boris-mcp/boris/internal/dialect"
 	"github.com/boris-mcp/boris/internal/patch"
+	"github.com/boris-mcp/boris/internal/results"
 	"github.com/boris-mcp/boris/internal/session"
 	"github.com/boris-mcp/boris/internal/shell"
 )
@@ -58,7 +59,7 @@ func shellTool(cfg *config.Config) (*def, error) {
 	if cfg.Sandbox {
 		desc += "\n- Commands run in a sandbox: they may write only inside the workspace and the temp directory (" + os.TempDir() + "), some paths are unreadable" + sandboxNetNote(cfg) + ". A refused operation fails with \"Permission denied\" (or \"Operation not permitted\"): that is the sandbox; do not retry it."
 	}
-	return define("shell", "Run a command", desc, false,
+	return define("shell", "Run a command", desc, false, returns(results.Exec{}),
 		func(s *jsonschema.Schema) {
 			if p := s.Properties["command"]; p != nil {
 				p.Type, p.Types, p.Items = "array", nil, &jsonschema.Schema{Type: "string"}
@@ -101,7 +102,14 @@ func shellTool(cfg *config.Config) (*def, error) {
 			if res.CwdReset != "" {
 				text += fmt.Sprintf("\n[note: the working directory %s no longer exists; the command ran in %s instead]", res.CwdReset, res.RanIn)
 			}
-			return textResult(text), nil
+			left := ""
+			if res.LeftRunning != "" {
+				left = fmt.Sprintf("processes the command started are left running in its process group %d: kill -TERM -- -%d ends them; they end with the session.", res.LeftPgid, res.LeftPgid)
+			}
+			for _, n := range guardNotes(res.Guard, left) {
+				text += "\n[note: " + n + "]"
+			}
+			return answer(text, execData(res.Result)), nil
 		})
 }
 
@@ -188,8 +196,15 @@ func interceptApplyPatch(c *call, argv []string, script string, isScript bool, d
 		return nil, true, err
 	}
 	c.patched(res)
-	out := dialect.CodexExec(execOf(dialect.CodexPatchSummary(res), time.Since(start)))
-	return textResult(out), true, nil
+	ran := execOf(dialect.CodexPatchSummary(res), time.Since(start))
+	return answer(dialect.CodexExec(ran), execData(ran)), true, nil
+}
+
+// execData is a finished command as Codex's exec result, with the values
+// its text shows.
+func execData(res shell.Result) *results.Exec {
+	exit, output := dialect.CodexExecOutput(res)
+	return &results.Exec{WallTimeSeconds: res.Duration.Seconds(), ExitCode: &exit, Output: output}
 }
 
 // execOf is a command result holding out, for answers in the exec format

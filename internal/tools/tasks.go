@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/boris-mcp/boris/internal/codes"
+	"github.com/boris-mcp/boris/internal/results"
 	"github.com/boris-mcp/boris/internal/session"
 	"github.com/boris-mcp/boris/internal/shell"
 	"github.com/boris-mcp/boris/internal/term"
@@ -32,11 +33,12 @@ func taskOutputTool() (*def, error) {
 - screen: true (tasks started with tty: true) shows the terminal's screen, for full-screen programs.
 - Once a task has ended, its remaining output can be read once; the task is then forgotten.
 - Without task_id: a list of this session's tasks.`
-	return define("task_output", "Read a background task's output", desc, false, nil,
+	return define("task_output", "Read a background task's output", desc, false, returns(results.Run{}, results.TaskList{}), nil,
 		func(_ context.Context, c *call, in *taskOutputArgs) (*mcp.CallToolResult, error) {
 			id := strings.TrimSpace(in.TaskID)
 			if id == "" {
-				return textResult(formatTaskList(c.sess.Tasks())), nil
+				list := c.sess.Tasks()
+				return answer(formatTaskList(list), results.FromTasks(list)), nil
 			}
 			c.rec.TaskID = id
 			if in.Screen {
@@ -44,14 +46,15 @@ func taskOutputTool() (*def, error) {
 				if err != nil {
 					return nil, err
 				}
-				return textResult(formatScreen(snap, st)), nil
+				c.taskEnded(st)
+				return answer(formatScreen(snap, st), results.FromTask(st).WithScreen(snap)), nil
 			}
 			st, err := c.sess.TaskOutput(id, waitOf(in.WaitMs, 0))
 			if err != nil {
 				return nil, err
 			}
 			c.taskEnded(st)
-			return textResult(formatTask(st, "")), nil
+			return answer(formatTask(st, ""), results.FromTask(st)), nil
 		})
 }
 
@@ -66,7 +69,7 @@ func taskInputTool() (*def, error) {
 
 - Send whole lines with their newline: "print(1+2)\n". "\u0003" is Ctrl-C, "\u0004" Ctrl-D.
 - The answer is the task's new output once it goes quiet (about 100 ms without output), ends, or wait_ms passes; for slow answers raise wait_ms or read later with task_output.`
-	return define("task_input", "Write to a background task", desc, false,
+	return define("task_input", "Write to a background task", desc, false, returns(results.Run{}),
 		func(s *jsonschema.Schema) { setDefault(s, "wait_ms", defaultWaitMs) },
 		func(_ context.Context, c *call, in *taskInputArgs) (*mcp.CallToolResult, error) {
 			id := strings.TrimSpace(in.TaskID)
@@ -79,7 +82,7 @@ func taskInputTool() (*def, error) {
 				return nil, err
 			}
 			c.taskEnded(st)
-			return textResult(formatTask(st, "")), nil
+			return answer(formatTask(st, ""), results.FromTask(st)), nil
 		})
 }
 
@@ -90,8 +93,8 @@ type taskKillArgs struct {
 
 func taskKillTool() (*def, error) {
 	desc := `Stop a background task: its whole process group gets the signal (TERM by default), then KILL 5 s later if anything is left. Answers with its final status and the output not read yet; the task is then forgotten.`
-	return define("task_kill", "Stop a background task", desc, false,
-		func(s *jsonschema.Schema) { setEnum(s, "signal", "TERM", "INT", "HUP", "QUIT", "KILL", "USR1", "USR2") },
+	return define("task_kill", "Stop a background task", desc, false, returns(results.Run{}),
+		func(s *jsonschema.Schema) { setEnum(s, "signal", signalNames...) },
 		func(_ context.Context, c *call, in *taskKillArgs) (*mcp.CallToolResult, error) {
 			id := strings.TrimSpace(in.TaskID)
 			if id == "" {
@@ -107,7 +110,7 @@ func taskKillTool() (*def, error) {
 				return nil, err
 			}
 			c.taskEnded(st)
-			return textResult(formatTask(st, "")), nil
+			return answer(formatTask(st, ""), results.FromTask(st)), nil
 		})
 }
 
@@ -128,8 +131,11 @@ func signalOf(name string) (syscall.Signal, error) {
 	if sig, ok := session.Signals[n]; ok {
 		return sig, nil
 	}
-	return 0, codes.Errorf(codes.InvalidInput, "unknown signal %q: valid signals are TERM, INT, HUP, QUIT, KILL, USR1, USR2", name)
+	return 0, codes.Errorf(codes.InvalidInput, "unknown signal %q: valid signals are TERM, INT, HUP, QUIT, KILL, USR1, USR2", name).WithValid("signal", signalNames...)
 }
+
+// signalNames are the signals task_kill takes, in the order it lists them.
+var signalNames = []string{"TERM", "INT", "HUP", "QUIT", "KILL", "USR1", "USR2"}
 
 // formatTask renders a task's status and new output.
 func formatTask(st session.TaskStatus, hint string) string {
@@ -164,6 +170,9 @@ func writeTaskStatus(b *strings.Builder, st session.TaskStatus) {
 	if st.KilledByTimeout {
 		b.WriteString("killed: the task ran out of time (its timeout, or --background-task-timeout) and its process group was terminated\n")
 	}
+	for _, n := range guardNotes(st.Guard, "") {
+		b.WriteString("note: " + n + "\n")
+	}
 }
 
 // formatTaskList renders the session's tasks, one per line.
@@ -179,6 +188,8 @@ func formatTaskList(list []session.TaskStatus) string {
 		}
 		kind := "background"
 		switch {
+		case st.Leftover:
+			kind = "left running by"
 		case st.TTY:
 			kind = "tty"
 		case st.Interactive:

@@ -29,9 +29,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/boris-mcp/boris/internal/audit"
+	"github.com/boris-mcp/boris/internal/checkpoint"
 	"github.com/boris-mcp/boris/internal/codes"
 	"github.com/boris-mcp/boris/internal/config"
 	"github.com/boris-mcp/boris/internal/files"
+	"github.com/boris-mcp/boris/internal/lsp"
+	"github.com/boris-mcp/boris/internal/results"
 	"github.com/boris-mcp/boris/internal/scope"
 	"github.com/boris-mcp/boris/internal/session"
 	"github.com/boris-mcp/boris/internal/shell"
@@ -62,6 +65,12 @@ type Deps struct {
 	Audit *audit.Logger
 	// Tracing makes the spans of tool calls and commands (nil: off).
 	Tracing *telemetry.Tracing
+	// LSP runs the language servers of the lsp tool and of the edits'
+	// diagnostics (nil: --lsp off).
+	LSP *lsp.Manager
+	// Checkpoints records the workspace before calls that can change it
+	// (nil: off, or unavailable — Config says why).
+	Checkpoints *checkpoint.Service
 }
 
 // Sessions finds the session a tool call runs in: the one its session
@@ -123,6 +132,12 @@ type def struct {
 	// errText words an operational error in the tool's dialect (nil:
 	// boris's "[CODE] message").
 	errText func(error) string
+	// errData is the structured content of a failed call, given the error
+	// and its text (results.Error, or Codex's shape for its tools).
+	errData func(err error, text string) any
+	// changes says whether a call can change the workspace (nil: never),
+	// so that a checkpoint is taken before it.
+	changes func(args json.RawMessage) bool
 }
 
 // NewSet builds the tools enabled by the configuration, in the dialect of
@@ -143,7 +158,7 @@ func NewSet(deps Deps) (*Set, error) {
 	if cfg.OpenAICompat {
 		// OpenAI's coding models read with the shell, drive long and
 		// interactive commands with Codex's unified exec, and edit with
-		// apply_patch; that is their whole tool set.
+		// apply_patch; that is their whole tool set, plus checkpoints.
 		if on(config.ToolBash) {
 			err = errors.Join(err, add(shellTool(cfg)))
 		}
@@ -153,9 +168,14 @@ func NewSet(deps Deps) (*Set, error) {
 		if on(config.ToolApplyPatch) {
 			err = errors.Join(err, add(applyPatchTool()))
 		}
+		if on(config.ToolCheckpoint) {
+			err = errors.Join(err, add(checkpointTool()))
+		}
 		if err != nil {
 			return nil, err
 		}
+		s.structured(cfg.StructuredContent)
+		s.markChanges()
 		return s, nil
 	}
 	if on(config.ToolBash) {
@@ -194,10 +214,44 @@ func NewSet(deps Deps) (*Set, error) {
 	if on(config.ToolFind) {
 		err = errors.Join(err, add(findTool(cfg.AnthropicCompat)))
 	}
+	if on(config.ToolLSP) && deps.LSP != nil {
+		err = errors.Join(err, add(lspTool(cfg.AnthropicCompat)))
+	}
+	if on(config.ToolCheckpoint) {
+		err = errors.Join(err, add(checkpointTool()))
+	}
 	if err != nil {
 		return nil, err
 	}
+	s.structured(cfg.StructuredContent)
+	s.markChanges()
 	return s, nil
+}
+
+// structured drops the output schemas when answers are to carry no
+// structured content (--structured-content off, and its auto in
+// --anthropic-compat): declaring a schema promises the content.
+func (s *Set) structured(on bool) {
+	if on {
+		return
+	}
+	for _, d := range s.defs {
+		d.tool.OutputSchema = nil
+	}
+}
+
+// markChanges flags the tools whose calls can change the workspace: a
+// checkpoint is taken before each of their calls. Commands (and input to
+// a running one) can change anything; the editor only when it writes.
+func (s *Set) markChanges() {
+	for _, d := range s.defs {
+		switch d.tool.Name {
+		case "bash", "shell", "exec_command", "task_input", "write_stdin", "str_replace", "create_file", "apply_patch":
+			d.changes = always
+		case "str_replace_editor":
+			d.changes = editorChanges
+		}
+	}
 }
 
 // Names returns the registered tool names in registration order.
@@ -256,41 +310,112 @@ func (s *Set) wrap(d *def, sessions Sessions) mcp.ToolHandler {
 			}
 			s.deps.Audit.Log(ctx, rec)
 		}()
+		structured := d.tool.OutputSchema != nil
+		withText := structured && replacesText(who.Client)
 		args := req.Params.Arguments
 		if err := checkRequired(args, d.required); err != nil {
-			return s.failed(rec, err, nil), nil
+			return finish(s.failed(rec, err, d), structured, withText, nil), nil
 		}
 		handle, err := sessionArg(args)
 		if err != nil {
-			return s.failed(rec, err, nil), nil
+			return finish(s.failed(rec, err, d), structured, withText, nil), nil
 		}
 		sc, err := sessions.Resolve(ctx, req, handle)
 		if err != nil {
-			return s.failed(rec, err, nil), nil
+			return finish(s.failed(rec, err, d), structured, withText, nil), nil
 		}
 		defer sc.Done()
 		rec.Session = sc.Session.ID()
+		note := ""
+		if d.changes != nil && s.deps.Checkpoints != nil && d.changes(args) {
+			note = s.autoCheckpoint(sc.Session, name, args)
+		}
 		r, err := d.handle(ctx, &call{sess: sc.Session, req: req, deps: &s.deps, rec: rec}, args)
 		if err != nil {
-			r = s.failed(rec, err, d.errText)
+			r = s.failed(rec, err, d)
 		}
-		return s.sessionNotes(r, sc), nil
+		if note != "" {
+			r.Content = append(r.Content, &mcp.TextContent{Text: note})
+		}
+		return finish(s.sessionNotes(r, sc), structured, withText, sc), nil
 	}
 }
 
 // failed is the result of an operational error, in the tool's dialect
-// (errText; nil for boris's "[CODE] message"), with its code recorded.
-func (s *Set) failed(rec *audit.Record, err error, errText func(error) string) *mcp.CallToolResult {
+// (errText; nil for boris's "[CODE] message"), with its code recorded and
+// its data (errData; nil for results.Error).
+func (s *Set) failed(rec *audit.Record, err error, d *def) *mcp.CallToolResult {
 	rec.ErrorCode = string(codes.IOError)
 	if e, ok := codes.As(err); ok {
 		rec.ErrorCode = string(e.Code)
 	}
-	if errText == nil {
-		return errorResult(err)
+	var r *mcp.CallToolResult
+	if d.errText == nil {
+		r = errorResult(err)
+	} else {
+		r = textResult(d.errText(err))
+		r.IsError = true
 	}
-	r := textResult(errText(err))
-	r.IsError = true
+	if d.errData != nil {
+		r.StructuredContent = d.errData(err, resultTextOf(r))
+	} else {
+		r.StructuredContent = results.ErrorOf(err)
+	}
 	return r
+}
+
+// replacingHosts are MCP clients that give the model a result's
+// structuredContent in place of its text when it has both: Claude Code
+// (anthropics/claude-code#79944) and Codex CLI (codex-rs
+// CallToolResult::as_function_call_output_payload).
+var replacingHosts = []string{"claude-code", "codex-mcp-client"}
+
+// replacesText reports whether a client gives its model the structured
+// content instead of the text; such a client gets the text inside the data
+// too (results.Common.Text), so its model still reads every word of it.
+func replacesText(client string) bool {
+	name, _, _ := strings.Cut(client, " ")
+	return slices.Contains(replacingHosts, name)
+}
+
+// finish leaves the answer's data as its structuredContent, with what
+// happened to the call's session (sc; nil when the call failed before it
+// had one) and, for a client that shows its model the data instead of the
+// text (withText), the text; or drops it when the tool declares no output
+// schema.
+func finish(r *mcp.CallToolResult, structured, withText bool, sc *session.Call) *mcp.CallToolResult {
+	data := r.StructuredContent
+	r.StructuredContent = nil
+	if !structured || data == nil {
+		return r
+	}
+	if sc != nil {
+		if c, ok := data.(interface {
+			SetSession(newSession, ended string)
+		}); ok {
+			c.SetSession(sc.Minted, sc.Restarted)
+		}
+	}
+	if withText {
+		if c, ok := data.(interface{ SetText(string) }); ok {
+			c.SetText(resultTextOf(r))
+		}
+	}
+	// The value itself, not its encoding: the SDK encodes the result with
+	// encoding/json, which would check and copy pre-encoded bytes once more.
+	r.StructuredContent = data
+	return r
+}
+
+// resultTextOf is the text of a result's content.
+func resultTextOf(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
 }
 
 // Caller is who makes a tool call, as the server knows it: the audit
@@ -440,17 +565,25 @@ func jsonKind(t reflect.Type) string {
 	return "a " + t.String()
 }
 
-// define makes a def for a typed handler. The schema is inferred from In
-// (lenient Int and Bool types become integer and boolean), then adjusted by
-// tune (enums, defaults).
-func define[In any](name, title, desc string, readOnly bool, tune func(*jsonschema.Schema), h func(ctx context.Context, c *call, in *In) (*mcp.CallToolResult, error)) (*def, error) {
-	return defineAs[In](name, title, desc, readOnly, tune, h)
+// returns lists the shapes of a tool's successful results (zero values
+// of package results' types); a failed call's is results.Error. It is the
+// one place a tool declares its structured results: define builds the
+// outputSchema from it, and the handler answers with answer(text, data)
+// where data is one of the shapes.
+func returns(shapes ...any) []any { return shapes }
+
+// define makes a def for a typed handler. The input schema is inferred
+// from In (lenient Int and Bool types become integer and boolean), then
+// adjusted by tune (enums, defaults); the output schema is that of out
+// (see returns).
+func define[In any](name, title, desc string, readOnly bool, out []any, tune func(*jsonschema.Schema), h func(ctx context.Context, c *call, in *In) (*mcp.CallToolResult, error)) (*def, error) {
+	return defineAs[In](name, title, desc, readOnly, out, tune, h)
 }
 
 // defineAs is define with the schema inferred from S while arguments are
 // decoded into In: one handler that accepts several parameter spellings
 // can show each mode only its own.
-func defineAs[S, In any](name, title, desc string, readOnly bool, tune func(*jsonschema.Schema), h func(ctx context.Context, c *call, in *In) (*mcp.CallToolResult, error)) (*def, error) {
+func defineAs[S, In any](name, title, desc string, readOnly bool, out []any, tune func(*jsonschema.Schema), h func(ctx context.Context, c *call, in *In) (*mcp.CallToolResult, error)) (*def, error) {
 	schema, err := jsonschema.For[S](&jsonschema.ForOptions{TypeSchemas: leniencySchemas})
 	if err != nil {
 		return nil, fmt.Errorf("schema for %s: %w", name, err)
@@ -492,7 +625,7 @@ func defineAs[S, In any](name, title, desc string, readOnly bool, tune func(*jso
 	if readOnly {
 		tool.Annotations.IdempotentHint = true
 	}
-	return &def{
+	d := &def{
 		tool:     tool,
 		required: slices.Clone(schema.Required),
 		handle: func(ctx context.Context, c *call, args json.RawMessage) (*mcp.CallToolResult, error) {
@@ -502,7 +635,33 @@ func defineAs[S, In any](name, title, desc string, readOnly bool, tune func(*jso
 			}
 			return h(ctx, c, in)
 		},
-	}, nil
+	}
+	if err := d.declare(out); err != nil {
+		return nil, fmt.Errorf("output schema for %s: %w", name, err)
+	}
+	return d, nil
+}
+
+// declare sets a def's output schema from the shapes of its results. A
+// tool answering in Codex's exec shape declares Codex's schema as it is,
+// and its failed calls fit it too: output holds the error text.
+func (d *def) declare(shapes []any) error {
+	if len(shapes) == 0 {
+		return nil
+	}
+	if len(shapes) == 1 {
+		if _, ok := shapes[0].(results.Exec); ok {
+			d.tool.OutputSchema = results.ExecSchema
+			d.errData = func(_ error, text string) any { return &results.Exec{Output: text} }
+			return nil
+		}
+	}
+	raw, err := results.Schema(shapes...)
+	if err != nil {
+		return err
+	}
+	d.tool.OutputSchema = raw
+	return nil
 }
 
 // Int is an integer argument that also accepts integral floats (5000.0)
@@ -581,6 +740,15 @@ func setDefault(s *jsonschema.Schema, prop string, v any) {
 
 func textResult(text string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// answer is a successful result: the text the model reads, and the same
+// result as data (one of the tool's shapes, see returns), which wrap
+// encodes as the structuredContent.
+func answer(text string, data any) *mcp.CallToolResult {
+	r := textResult(text)
+	r.StructuredContent = data
+	return r
 }
 
 // errorResult renders an error as "[CODE] message" with IsError set.

@@ -120,7 +120,7 @@ func TestPanicIsRecovered(t *testing.T) {
 	deps := testDeps(t, &config.Config{})
 	var trail syncBuffer
 	deps.Audit = audit.New(slog.New(slog.NewJSONHandler(&trail, nil)), audit.Full)
-	boom, err := define("boom", "Boom", "panics", true, nil,
+	boom, err := define("boom", "Boom", "panics", true, nil, nil,
 		func(_ context.Context, c *call, _ *struct{}) (*mcp.CallToolResult, error) {
 			c.rec.Command = "about to panic"
 			panic("kaboom")

@@ -51,7 +51,11 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
 
-{{/* BORIS_TOKEN from the Secret, for boris and the sidecar agent. */}}
+{{/*
+BORIS_TOKEN from the Secret, for the sidecar agent (the token it sends).
+boris itself reads the Secret as a file (boris.tokenFile), never from its
+environment.
+*/}}
 {{- define "boris.tokenEnv" -}}
 - name: BORIS_TOKEN
   valueFrom:
@@ -85,6 +89,14 @@ root filesystem is read-only.
 {{- end -}}
 {{- toYaml $out -}}
 {{- end -}}
+
+{{/*
+Where the token Secret is mounted, and the file boris reads (BORIS_TOKEN_FILE):
+a volume of its own, so boris denies the whole directory to the tools and
+follows the kubelet's updates.
+*/}}
+{{- define "boris.authDir" -}}/etc/boris/auth{{- end }}
+{{- define "boris.tokenFile" -}}{{ include "boris.authDir" . }}/token{{- end }}
 
 {{/* Where the tls.secretName Secret is mounted. */}}
 {{- define "boris.tlsDir" -}}/etc/boris/tls{{- end }}

@@ -90,6 +90,53 @@ type Block struct {
 	Path  string
 	text  []byte // lines, each ending with '\n'
 	lines int
+	meta  []lineMeta // one per line
+}
+
+// lineMeta says what a printed line of a block is: a separator, or a
+// match or context line with its number and where its text starts.
+type lineMeta struct {
+	n       int // 0 for a separator
+	context bool
+	textAt  int // offset of the line's text within the printed line
+}
+
+// Page is a rendered result: its text, and the same page as data.
+type Page struct {
+	// Text is the result text (what Render returns).
+	Text string
+	Mode Mode
+	// Entries are the page's files (FilesWithMatches) or files with
+	// their counts (Count); Lines its match and context lines (Content),
+	// separators left out.
+	Entries []Entry
+	Lines   []Line
+	// Offset is the number of entries or output lines skipped; Total the
+	// number in the whole result (output lines, separators included, in
+	// Content mode), a lower bound unless Exact.
+	Offset, Total int
+	Exact         bool
+	// Truncated is true when the result goes on past this page (by
+	// head_limit or the size cap); NextOffset is then the offset of the
+	// next page.
+	Truncated  bool
+	NextOffset int
+}
+
+// Entry is a file of a FilesWithMatches or Count page.
+type Entry struct {
+	Path  string
+	Count int // matching lines (Count mode)
+}
+
+// Line is a line of a Content page.
+type Line struct {
+	Path string
+	N    int
+	// Text is the line as printed: without its carriage return, cut at
+	// MaxLineLen with a note.
+	Text    string
+	Context bool
 }
 
 type entry struct {
@@ -216,11 +263,17 @@ func (c *Collector) Empty() bool {
 // Render returns the result text: the page selected by offset and limit,
 // cut at MaxChars with a note saying how to see the rest. With no results
 // it returns a sentence saying so.
-func (c *Collector) Render() string {
+func (c *Collector) Render() string { return c.Page().Text }
+
+// Page returns the page selected by offset and limit: its text, as Render
+// returns it, and the entries or lines the text shows.
+func (c *Collector) Page() Page {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	pg := Page{Mode: c.opts.Mode, Offset: c.opts.Offset, Exact: c.exact}
 	unit := "entries"
 	var lines []string
+	var meta []Line // Content: a line's data, Path "" for a separator
 	switch c.opts.Mode {
 	case FilesWithMatches, Count:
 		es := slices.Clone(c.entries.items)
@@ -235,36 +288,53 @@ func (c *Collector) Render() string {
 		})
 		es = page(es, c.opts.Offset, c.opts.Limit)
 		lines = make([]string, len(es))
+		pg.Entries = make([]Entry, len(es))
 		for i, e := range es {
 			if c.opts.Mode == Count {
 				lines[i] = e.path + ":" + strconv.Itoa(e.count)
 			} else {
 				lines[i] = e.path
 			}
+			pg.Entries[i] = Entry{Path: e.path, Count: e.count}
 		}
 	case Content:
 		unit = "lines"
-		lines = c.contentPage()
+		lines, meta = c.contentPage()
 	}
-	if c.total == 0 {
+	pg.Total = c.total
+	if c.opts.Mode == Content && c.total > 0 {
+		pg.Total -= c.sepCost() // the first file has no separator
+	}
+	switch {
+	case c.total == 0:
+		pg.Text = "No matches found"
 		if c.opts.Mode == FilesWithMatches {
-			return "No files found"
+			pg.Text = "No files found"
 		}
-		return "No matches found"
+		return pg
+	case len(lines) == 0:
+		pg.Text = fmt.Sprintf("No results at offset %d: the result has %d %s; use a smaller offset.", c.opts.Offset, pg.Total, unit)
+		return pg
 	}
-	total := c.total
-	if c.opts.Mode == Content {
-		total -= c.sepCost() // the first file has no separator
+	var shown int
+	pg.Text, shown = capText(lines, c.opts.Offset, pg.Total, c.exact, unit)
+	if shown < len(pg.Entries) {
+		pg.Entries = pg.Entries[:shown]
 	}
-	if len(lines) == 0 {
-		return fmt.Sprintf("No results at offset %d: the result has %d %s; use a smaller offset.", c.opts.Offset, total, unit)
+	for _, m := range meta[:min(shown, len(meta))] {
+		if m.Path != "" {
+			pg.Lines = append(pg.Lines, m)
+		}
 	}
-	return capText(lines, c.opts.Offset, total, c.exact, unit)
+	if next := c.opts.Offset + shown; next < pg.Total || !c.exact {
+		pg.Truncated, pg.NextOffset = true, next
+	}
+	return pg
 }
 
 // contentPage returns the output lines of the page, reading the kept
-// blocks in path order with "--" between files.
-func (c *Collector) contentPage() []string {
+// blocks in path order with "--" between files, and each line's data.
+func (c *Collector) contentPage() ([]string, []Line) {
 	blocks := slices.Clone(c.blocks.items)
 	slices.SortFunc(blocks, func(a, b *Block) int { return cmp.Compare(a.Path, b.Path) })
 	skip, limit := c.opts.Offset, c.opts.Limit
@@ -272,28 +342,34 @@ func (c *Collector) contentPage() []string {
 		limit = maxWindow
 	}
 	var out []string
-	emit := func(l string) bool {
+	var data []Line
+	emit := func(l string, d Line) bool {
 		if skip > 0 {
 			skip--
 			return true
 		}
 		out = append(out, l)
+		data = append(data, d)
 		return len(out) < limit
 	}
 	for i, b := range blocks {
-		if i > 0 && c.opts.Separators && !emit("--") {
-			return out
+		if i > 0 && c.opts.Separators && !emit("--", Line{}) {
+			return out, data
 		}
 		text := string(b.text)
-		for text != "" {
+		for k := 0; text != ""; k++ {
 			j := strings.IndexByte(text, '\n')
-			if !emit(text[:j]) {
-				return out
+			var d Line
+			if m := b.meta[k]; m.n > 0 {
+				d = Line{Path: b.Path, N: m.n, Text: text[m.textAt:j], Context: m.context}
+			}
+			if !emit(text[:j], d) {
+				return out, data
 			}
 			text = text[j+1:]
 		}
 	}
-	return out
+	return out, data
 }
 
 func page[T any](s []T, offset, limit int) []T {
@@ -307,8 +383,9 @@ func page[T any](s []T, offset, limit int) []T {
 	return s
 }
 
-// capText joins lines, stopping before MaxChars with a note.
-func capText(lines []string, offset, total int, exact bool, unit string) string {
+// capText joins lines, stopping before MaxChars with a note; it returns
+// the text and how many of the lines it holds.
+func capText(lines []string, offset, total int, exact bool, unit string) (string, int) {
 	var b strings.Builder
 	for i, l := range lines {
 		if b.Len()+len(l)+1 > MaxChars && i > 0 {
@@ -318,14 +395,14 @@ func capText(lines []string, offset, total int, exact bool, unit string) string 
 			}
 			fmt.Fprintf(&b, "\n[Output truncated at %d characters: showing %s %d-%d of %s. Pass offset=%d to continue, or narrow the search with path, include, type or a more specific pattern.]",
 				MaxChars, unit, offset+1, offset+i, of, offset+i)
-			return b.String()
+			return b.String(), i
 		}
 		if i > 0 {
 			b.WriteByte('\n')
 		}
 		b.WriteString(l)
 	}
-	return b.String()
+	return b.String(), len(lines)
 }
 
 // PathSource supplies a file's path when its first line is written, so
@@ -346,6 +423,7 @@ type FileWriter struct {
 	src      PathSource
 	path     string
 	buf      []byte
+	meta     []lineMeta
 	lines    int
 	last     int // line number of the last line written
 	cut      bool
@@ -359,7 +437,7 @@ func NewFileWriter(opts Options, maxLines int) *FileWriter {
 
 // Reset starts a new file.
 func (w *FileWriter) Reset(src PathSource) {
-	w.src, w.path, w.buf, w.lines, w.last, w.cut = src, "", w.buf[:0], 0, 0, false
+	w.src, w.path, w.buf, w.meta, w.lines, w.last, w.cut = src, "", w.buf[:0], w.meta[:0], 0, 0, false
 }
 
 // Match writes a matching line.
@@ -374,6 +452,7 @@ func (w *FileWriter) write(n int, line []byte, sep byte) bool {
 			return false
 		}
 		w.buf = append(w.buf, "--\n"...)
+		w.meta = append(w.meta, lineMeta{})
 		w.lines++
 	}
 	if !w.room() {
@@ -383,10 +462,12 @@ func (w *FileWriter) write(n int, line []byte, sep byte) bool {
 	if w.lines == 0 {
 		w.path = w.src.Path()
 	}
+	start := len(w.buf)
 	w.buf = append(append(w.buf, w.path...), sep)
 	if w.opts.LineNumbers {
 		w.buf = append(strconv.AppendInt(w.buf, int64(n), 10), sep)
 	}
+	w.meta = append(w.meta, lineMeta{n: n, context: sep == '-', textAt: len(w.buf) - start})
 	w.buf = append(AppendLine(w.buf, line), '\n')
 	w.lines++
 	return true
@@ -408,7 +489,7 @@ func (w *FileWriter) Block() (*Block, bool) {
 	if w.lines == 0 {
 		return nil, false
 	}
-	return &Block{Path: w.path, text: slices.Clone(w.buf), lines: w.lines}, w.cut
+	return &Block{Path: w.path, text: slices.Clone(w.buf), lines: w.lines, meta: slices.Clone(w.meta)}, w.cut
 }
 
 // AppendLine appends line's text, cut at MaxLineLen on a UTF-8 boundary

@@ -233,3 +233,72 @@ func FuzzRender(f *testing.F) {
 		}
 	})
 }
+
+// TestPageData: a page's data holds what its text shows — the same
+// entries, or the same lines without the separators — and says whether
+// the result goes on past it.
+func TestPageData(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	for iter := range 300 {
+		opts := Options{Mode: Content, LineNumbers: r.Intn(2) == 0, Separators: r.Intn(2) == 0, Offset: r.Intn(20), Limit: r.Intn(15)}
+		c := NewCollector(opts)
+		for i := range r.Intn(12) {
+			var ls []line
+			n := 0
+			for range 1 + r.Intn(6) {
+				n += 1 + r.Intn(3)
+				ls = append(ls, line{n, r.Intn(2) == 0, fmt.Sprintf("t%d:x", n)})
+			}
+			c.AddBlock(block(opts, c.MaxFileLines(), fmt.Sprintf("p:%02d", i), ls...))
+		}
+		pg := c.Page()
+		if pg.Text != c.Render() {
+			t.Fatalf("iter %d: Page().Text differs from Render()", iter)
+		}
+		var shown []string
+		printed := 0
+		if pg.Total > 0 && !strings.HasPrefix(pg.Text, "No results") {
+			body, _, _ := strings.Cut(pg.Text, "\n[Output truncated")
+			for _, l := range strings.Split(body, "\n") {
+				printed++
+				if l != "--" {
+					shown = append(shown, l)
+				}
+			}
+		}
+		var fromData []string
+		for _, l := range pg.Lines {
+			sep := ":"
+			if l.Context {
+				sep = "-"
+			}
+			s := l.Path + sep
+			if opts.LineNumbers {
+				s += fmt.Sprint(l.N) + sep
+			}
+			fromData = append(fromData, s+l.Text)
+		}
+		if !slices.Equal(shown, fromData) {
+			t.Fatalf("iter %d %+v: text lines %q, data %q", iter, opts, shown, fromData)
+		}
+		if more := opts.Offset+printed < pg.Total || (!pg.Exact && printed > 0); pg.Truncated != more || (more && pg.NextOffset != opts.Offset+printed) {
+			t.Fatalf("iter %d %+v: truncated %v next %d, %d printed of %d", iter, opts, pg.Truncated, pg.NextOffset, printed, pg.Total)
+		}
+	}
+
+	files := NewCollector(Options{Mode: FilesWithMatches})
+	for i := range 5000 {
+		files.AddFile(fmt.Sprintf("dir/file%05d.go", i), int64(i))
+	}
+	pg := files.Page()
+	n := strings.Count(pg.Text, "\n") // the note's line is not an entry
+	if len(pg.Entries) != n || pg.Entries[0].Path != "dir/file04999.go" || !pg.Truncated || pg.NextOffset != n || pg.Total != 5000 || !pg.Exact {
+		t.Fatalf("capped file list: %d entries for %d lines, first %+v, truncated %v next %d total %d", len(pg.Entries), n, pg.Entries[0], pg.Truncated, pg.NextOffset, pg.Total)
+	}
+	counts := NewCollector(Options{Mode: Count, Offset: 1})
+	counts.AddCount("z", 1)
+	counts.AddCount("m", 2)
+	if pg := counts.Page(); len(pg.Entries) != 1 || pg.Entries[0] != (Entry{Path: "z", Count: 1}) || pg.Truncated || pg.Offset != 1 || pg.Total != 2 {
+		t.Fatalf("count page %+v", pg)
+	}
+}

@@ -25,7 +25,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -360,12 +359,12 @@ func (w *walker) list(d *dir, ws *workerState) {
 	hasGit, hasIgnore := false, false
 	err := readDir(d.fd, ws.dirBuf, func(name []byte, typ uint8, ino uint64) {
 		switch string(name) {
-		case ".git":
+		case GitDir:
 			hasGit = true
 			return
-		case "node_modules":
+		case NodeModules:
 			return
-		case ".gitignore":
+		case IgnoreFile:
 			hasIgnore = true
 		}
 		start := len(ws.names)
@@ -379,7 +378,7 @@ func (w *walker) list(d *dir, ws *workerState) {
 		d.ign = nil // a repository root: the rules from above stop here
 	}
 	if hasIgnore {
-		if f := readIgnoreFile(d.fd); f != nil {
+		if f := ReadIgnoreAt(d.fd); f != nil {
 			d.ign = d.ign.Push(f, d.rel)
 		}
 	}
@@ -497,54 +496,19 @@ func (w *walker) lstatType(d *dir, name string) uint8 {
 	return unix.DT_UNKNOWN
 }
 
-// ancestorIgnores loads the .gitignore files above the root, up to the
-// nearest directory holding ".git". Outside a repository there are none.
+// ancestorIgnores loads the .gitignore files above the root (see
+// AncestorIgnores), those the policy denies left out.
 func (w *walker) ancestorIgnores() *ignore.Stack {
-	root := w.opts.Root
-	if exists(filepath.Join(root, ".git")) {
-		return nil
+	var p *scope.Policy
+	if w.restricted {
+		p = w.opts.Policy
 	}
-	type level struct {
-		f   *ignore.File
-		rel string
-	}
-	var levels []level
-	for d := root; d != "/"; {
-		d = filepath.Dir(d)
-		p := filepath.Join(d, ".gitignore")
-		if !w.restricted || w.opts.Policy.Check(p) == nil {
-			if f := readIgnorePath(p); f != nil {
-				rel, _ := filepath.Rel(d, root)
-				levels = append(levels, level{f, filepath.ToSlash(rel)})
-			}
-		}
-		if exists(filepath.Join(d, ".git")) {
-			var st *ignore.Stack
-			for i := len(levels) - 1; i >= 0; i-- {
-				st = st.PushAbove(levels[i].f, levels[i].rel)
-			}
-			return st
-		}
-	}
-	return nil
+	return AncestorIgnores(w.opts.Root, p)
 }
 
 func exists(p string) bool {
 	var st unix.Stat_t
 	return unix.Lstat(p, &st) == nil
-}
-
-// maxIgnoreFile mirrors git, which ignores larger pattern files.
-const maxIgnoreFile = 100 << 20
-
-// readIgnoreFile reads ".gitignore" in the directory fd. Like git, it does
-// not follow a symlink.
-func readIgnoreFile(dirfd int) *ignore.File {
-	fd, err := openat(dirfd, ".gitignore", unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK)
-	if err != nil {
-		return nil
-	}
-	return readIgnoreFD(fd)
 }
 
 func readIgnorePath(p string) *ignore.File {

@@ -1,0 +1,201 @@
+package blackbox
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// asUnprivileged prepares cmd to run the boris binary as an ordinary user:
+// uid 65534 when the tests run as root (whose processes RLIMIT_NPROC does
+// not bind, and who may read any /proc file), with a copy of the binary
+// and a workspace that user can reach. It returns the workspace.
+func asUnprivileged(t *testing.T, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	top, err := os.MkdirTemp("", "boris-unpriv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(top) })
+	bin := filepath.Join(top, "boris")
+	src, err := os.Open(binPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	src.Close()
+	dst.Close()
+	ws := filepath.Join(top, "ws")
+	state := filepath.Join(top, "state")
+	for _, d := range []string{ws, state} {
+		if err := os.Mkdir(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(top, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, append([]string{"--port=0", "--workdir=" + ws}, args...)...)
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+state, "HOME="+top)
+	if os.Getuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	return cmd, ws
+}
+
+var budgetRe = regexp.MustCompile(`process budget \((\d+) processes`)
+
+// TestGuardForkBombStaysInItsBudget: a fork bomb in one session hits its
+// process budget and says so, while another session's commands keep
+// starting; what the bomb left running is listed, and bash restart ends
+// it. Commands run at a lower priority than boris and are the OOM
+// killer's first choice. Without the guard (BORIS_UNGUARDED=1) the same
+// command takes every process the user may have, and the other session's
+// commands fail to start: the test sees the difference.
+func TestGuardForkBombStaysInItsBudget(t *testing.T) {
+	// A cap on the user's processes stands in for the container's pids
+	// limit, for the unguarded run (as root, the tests would not feel it).
+	// The shell is /bin/sh, which (like the image's busybox) does not
+	// retry a refused fork as bash does.
+	const cap = 300
+	run := func(t *testing.T, unguarded bool) (failures int, bomb string) {
+		cmd, _ := asUnprivileged(t, "--token=alpha", "--token=beta", "--command-max-procs=40", "--sandbox=off", "--shell=/bin/sh")
+		if unguarded {
+			cmd.Env = append(cmd.Env, "BORIS_UNGUARDED=1")
+		}
+		// The user's process limit on the server itself: what the kernel
+		// enforces for the user, as a container's pids limit would.
+		cmd.Args = append([]string{"bash", "-c", "ulimit -u " + strconv.Itoa(cap) + " && exec \"$0\" \"$@\""}, cmd.Args...)
+		cmd.Path = "/bin/bash"
+		url, logs := serveBinary(t, cmd)
+		a := connectHTTP(t, url, "alpha", nil)
+		b := connectHTTP(t, url, "beta", nil)
+
+		if !unguarded {
+			got := mustOK(t, a, "bash", map[string]any{"command": "cat /proc/self/oom_score_adj; cut -d' ' -f19 /proc/self/stat"})
+			if got != "exit_code: 0\nstdout:\n1000\n10\n" {
+				t.Fatalf("command's OOM score and nice: %q\n%s", got, logs)
+			}
+		}
+
+		var stop atomic.Bool
+		var wg sync.WaitGroup
+		var fails atomic.Int32
+		var firstFail atomic.Value
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				out, isErr := call(t, b, "bash", map[string]any{"command": "echo ok | cat"})
+				if isErr || !strings.Contains(out, "stdout:\nok\n") {
+					fails.Add(1)
+					firstFail.CompareAndSwap(nil, out)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}()
+		// Relaunched for about three seconds: a shell whose fork fails
+		// exits, so one bomb alone can die out before it fills the cap.
+		bomb = mustOK(t, a, "bash", map[string]any{"command": "bomb() { bomb | bomb & }; i=0; while [ $i -lt 30 ]; do bomb; i=$((i+1)); sleep 0.1 2>/dev/null; done; sleep 1", "timeout": 20000})
+		time.Sleep(2 * time.Second)
+		stop.Store(true)
+		wg.Wait()
+		if f := firstFail.Load(); f != nil {
+			t.Logf("first failure of B: %v", f)
+		}
+		mustOK(t, a, "bash", map[string]any{"restart": true})
+		return int(fails.Load()), bomb
+	}
+
+	t.Run("guarded", func(t *testing.T) {
+		failures, bomb := run(t, false)
+		if failures != 0 {
+			t.Fatalf("session B had %d failed calls during A's fork bomb", failures)
+		}
+		if m := budgetRe.FindStringSubmatch(bomb); m == nil {
+			t.Fatalf("the bomb's answer does not name its process budget: %q", bomb)
+		}
+	})
+	t.Run("unguarded", func(t *testing.T) {
+		failures, _ := run(t, true)
+		if failures == 0 {
+			t.Fatal("without the guard the fork bomb did not disturb session B: the guarded run proves nothing")
+		}
+	})
+}
+
+// TestGuardLeftoversListedAndEnded: processes a finished command left
+// running are a task of the session (kind leftover), lowered to the
+// lowest priority; task_kill ends them, and so does bash restart.
+func TestGuardLeftoversListedAndEnded(t *testing.T) {
+	cmd, ws := asUnprivileged(t, "--token=alpha")
+	url, _ := serveBinary(t, cmd)
+	a := connectHTTP(t, url, "alpha", nil)
+
+	res := callRaw(t, a, "bash", map[string]any{"command": "sleep 300 & echo $! > " + ws + "/one.pid"})
+	left, _ := res.StructuredContent.(map[string]any)["left_running"].(string)
+	if left == "" || !strings.Contains(resultText(res), "left running (listed as "+left) {
+		t.Fatalf("no leftover named: %s %v", resultText(res), res.StructuredContent)
+	}
+	one := readPid(t, filepath.Join(ws, "one.pid"))
+	list := mustOK(t, a, "task_output", map[string]any{})
+	if !strings.Contains(list, left+"\trunning\tleft running by") || !strings.Contains(list, "sleep 300 &") {
+		t.Fatalf("task list: %q", list)
+	}
+	if n := niceOfPid(t, one); n != 19 {
+		t.Fatalf("leftover's nice: %d, want 19", n)
+	}
+	mustOK(t, a, "task_kill", map[string]any{"task_id": left})
+	waitGone(t, 10*time.Second, one)
+
+	mustOK(t, a, "bash", map[string]any{"command": "sleep 300 & echo $! > " + ws + "/two.pid"})
+	two := readPid(t, filepath.Join(ws, "two.pid"))
+	if got := mustOK(t, a, "bash", map[string]any{"restart": true}); !strings.HasPrefix(got, "restarted: every process") {
+		t.Fatalf("restart: %q", got)
+	}
+	waitGone(t, 10*time.Second, two)
+}
+
+func callRaw(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError {
+		t.Fatalf("%s: %s", name, resultText(res))
+	}
+	return res
+}
+
+func niceOfPid(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	n, _ := strconv.Atoi(f[16])
+	return n
+}

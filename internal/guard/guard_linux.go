@@ -1,0 +1,376 @@
+package guard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Guard admits commands. It is safe for concurrent use.
+type Guard struct {
+	cfg    Config
+	limits Limits
+	uid    int
+	// nproc is true when RLIMIT_NPROC binds commands: not for root,
+	// whose forks the kernel does not count against it.
+	nproc bool
+	// offset counts the tasks of boris's user the kernel sees but this
+	// process's /proc does not (other containers of the same user).
+	offset  int
+	reserve int64
+
+	mu       sync.Mutex
+	oomEnded map[int]time.Time // groups Watch ended, by pgid
+	// groups are the admitted process groups, until gone, with the
+	// RLIMIT_NPROC each was given (0: none).
+	groups map[int]uint64
+}
+
+// New reads the container's limits and returns a Guard for them.
+func New(cfg Config) *Guard {
+	if cfg.Nice == 0 {
+		cfg.Nice = DefaultNice
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	self, _ := os.ReadFile("/proc/self/cgroup")
+	g := &Guard{cfg: cfg, limits: readLimits("/sys/fs/cgroup", string(self)), uid: os.Getuid(), oomEnded: map[int]time.Time{}, groups: map[int]uint64{}}
+	if cfg.Off {
+		return g
+	}
+	g.nproc = g.uid != 0
+	if g.limits.PidsMax > 0 {
+		g.reserve = min(max(g.limits.PidsMax/8, 16), 64)
+	}
+	if g.nproc && (g.limits.PidsMax > 0 || cfg.MaxProcs > 0) {
+		g.offset = probeOffset(g.uid)
+	}
+	return g
+}
+
+// Limits returns what the guard found.
+func (g *Guard) Limits() Limits { return g.limits }
+
+// Describe says in one line what the guard enforces, for the start log.
+func (g *Guard) Describe() string {
+	if g.cfg.Off {
+		return "off (BORIS_UNGUARDED)"
+	}
+	var parts []string
+	switch {
+	case !g.nproc:
+		parts = append(parts, "no process budget (boris runs as root, whose processes RLIMIT_NPROC does not count)")
+	case g.limits.PidsMax > 0:
+		parts = append(parts, fmt.Sprintf("process budget below the pids limit %d (%d kept for boris)", g.limits.PidsMax, g.reserve))
+	case g.cfg.MaxProcs > 0:
+		parts = append(parts, fmt.Sprintf("process budget %d per command", g.cfg.MaxProcs))
+	default:
+		parts = append(parts, "no process budget (no pids limit found; see --command-max-procs)")
+	}
+	parts = append(parts, fmt.Sprintf("oom_score_adj %d", OOMScore), fmt.Sprintf("nice %d, %d after %s", g.cfg.Nice, LongNice, LongAfter))
+	if g.limits.MemoryMax > 0 {
+		parts = append(parts, "memory limit "+FormatBytes(g.limits.MemoryMax))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Admit applies the command limits to pid, a process that has not run
+// the command yet, so that everything it starts inherits them.
+func (g *Guard) Admit(pid int) (Admission, error) {
+	adm := Admission{pgid: pid}
+	if g.cfg.Off {
+		return adm, nil
+	}
+	adm.oomBase, adm.oomOK = g.limits.OOMKills()
+	if err := os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte(strconv.Itoa(OOMScore)), 0); err != nil {
+		return adm, fmt.Errorf("oom_score_adj: %w", err)
+	}
+	if err := unix.Setpriority(unix.PRIO_PROCESS, pid, g.cfg.Nice); err != nil {
+		return adm, fmt.Errorf("setpriority: %w", err)
+	}
+	g.mu.Lock()
+	g.pruneLocked()
+	var lim uint64
+	visible := -1 // counted once, and only where a budget applies
+	if g.nproc && (g.limits.PidsMax > 0 || g.cfg.MaxProcs > 0) {
+		visible = countTasks(g.uid)
+	}
+	if share := g.share(visible); share >= 0 {
+		// Above every limit a live command holds, so that commands admitted
+		// earlier, however far they grow, leave this one its share.
+		base := uint64(visible + g.offset)
+		for _, l := range g.groups {
+			base = max(base, l)
+		}
+		lim = base + uint64(share)
+		adm.Budget = share
+	}
+	g.groups[pid] = lim
+	g.mu.Unlock()
+	if lim > 0 {
+		if err := unix.Prlimit(pid, unix.RLIMIT_NPROC, &unix.Rlimit{Cur: lim, Max: lim}, nil); err != nil {
+			return adm, fmt.Errorf("prlimit RLIMIT_NPROC: %w", err)
+		}
+	}
+	for _, l := range []struct {
+		res int
+		n   int64
+	}{{unix.RLIMIT_DATA, g.cfg.Memory}, {unix.RLIMIT_FSIZE, g.cfg.FileSize}} {
+		if l.n > 0 {
+			if err := unix.Prlimit(pid, l.res, &unix.Rlimit{Cur: uint64(l.n), Max: uint64(l.n)}, nil); err != nil {
+				return adm, fmt.Errorf("prlimit: %w", err)
+			}
+		}
+	}
+	return adm, nil
+}
+
+// share is how many processes a command admitted now may add: half of
+// the slots free below the reserve (at least minShare while that many
+// are free), capped by MaxProcs; -1 when no budget applies. Its limit is
+// that many above the highest limit of the commands still running, so a
+// later command always has its share left however the earlier ones grow
+// (many commands at once each get less: the slots free halve with each).
+//
+// visible is the tasks of boris's user this process sees now.
+func (g *Guard) share(visible int) int {
+	if !g.nproc {
+		return -1
+	}
+	if g.limits.PidsMax <= 0 {
+		if g.cfg.MaxProcs > 0 {
+			return g.cfg.MaxProcs
+		}
+		return -1
+	}
+	used := g.limits.PidsCurrent()
+	if used < 0 {
+		used = int64(visible)
+	}
+	// Slots the running commands may still take count as used.
+	tasks := int64(visible + g.offset)
+	for _, l := range g.groups {
+		used += max(int64(l)-tasks, 0)
+		tasks = max(tasks, int64(l))
+	}
+	free := g.limits.PidsMax - g.reserve - used
+	share := max(free/2, min(free, minShare), 0)
+	if g.cfg.MaxProcs > 0 {
+		share = min(share, int64(g.cfg.MaxProcs))
+	}
+	return int(share)
+}
+
+// Demote lowers a running command's group to LongNice.
+func (g *Guard) Demote(pgid int) {
+	if g.cfg.Off || pgid <= 0 {
+		return
+	}
+	_ = unix.Setpriority(unix.PRIO_PGRP, pgid, LongNice)
+}
+
+// Outcome reports on a finished command: killed says it (or a process
+// in its foreground) died of SIGKILL, output is what it printed.
+func (g *Guard) Outcome(adm Admission, killed bool, output string) Outcome {
+	o := Outcome{MemoryLimit: g.limits.MemoryMax, Budget: adm.Budget}
+	g.mu.Lock()
+	if _, ok := g.oomEnded[adm.pgid]; ok && adm.pgid > 0 {
+		o.GroupEnded = true
+		delete(g.oomEnded, adm.pgid)
+	}
+	g.mu.Unlock()
+	if n, ok := g.limits.OOMKills(); ok && adm.oomOK && n > adm.oomBase && (killed || o.GroupEnded) {
+		o.OOMKilled = true
+	}
+	o.OOMKilled = o.OOMKilled || o.GroupEnded
+	if adm.Budget > 0 && forkRefused(output) {
+		o.BudgetHit = true
+	}
+	return o
+}
+
+// Watch polls the OOM counter until ctx ends. After each OOM kill it ends
+// (SIGKILL) every command group it admitted that still
+// holds more than a quarter of the memory limit: the OOM killer takes one
+// process at a time, and a command made of many processes would otherwise
+// keep the container at its limit, and every session slow, for as long as
+// it has processes to lose.
+func (g *Guard) Watch(ctx context.Context) {
+	if g.cfg.Off || g.limits.MemoryMax <= 0 {
+		return
+	}
+	last, ok := g.limits.OOMKills()
+	if !ok {
+		return
+	}
+	t := time.NewTicker(oomPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n, ok := g.limits.OOMKills()
+		if !ok || n == last {
+			continue
+		}
+		last = n
+		g.mu.Lock()
+		g.pruneLocked()
+		g.mu.Unlock()
+		for pgid, rss := range commandGroups() {
+			g.mu.Lock()
+			_, ours := g.groups[pgid]
+			g.mu.Unlock()
+			if ours && rss > g.limits.MemoryMax/4 {
+				_ = unix.Kill(-pgid, unix.SIGKILL)
+				g.mu.Lock()
+				g.oomEnded[pgid] = time.Now()
+				for p, at := range g.oomEnded { // forget what nobody asked about
+					if time.Since(at) > time.Hour {
+						delete(g.oomEnded, p)
+					}
+				}
+				g.mu.Unlock()
+				g.cfg.Logger.Warn("out of memory: ended a command's process group", "pgid", pgid, "rss", FormatBytes(rss))
+			}
+		}
+	}
+}
+
+// pruneLocked forgets admitted groups that have no process left.
+func (g *Guard) pruneLocked() {
+	for pgid := range g.groups {
+		if unix.Kill(-pgid, 0) == unix.ESRCH {
+			delete(g.groups, pgid)
+		}
+	}
+}
+
+// commandGroups sums the resident memory of the processes at OOMScore,
+// by process group.
+func commandGroups() map[int]int64 {
+	groups := map[int]int64{}
+	ents, _ := os.ReadDir("/proc")
+	page := int64(os.Getpagesize())
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		dir := filepath.Join("/proc", e.Name())
+		adj, err := os.ReadFile(dir + "/oom_score_adj")
+		if err != nil || strings.TrimSpace(string(adj)) != strconv.Itoa(OOMScore) {
+			continue
+		}
+		stat, err := os.ReadFile(dir + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp … rss is field 24; comm may hold
+		// spaces and parentheses, so count from the last ')'.
+		i := strings.LastIndexByte(string(stat), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) < 22 {
+			continue
+		}
+		pgrp, _ := strconv.Atoi(f[2])
+		rss, _ := strconv.ParseInt(f[21], 10, 64)
+		if pgrp > 0 && pid > 0 {
+			groups[pgrp] += rss * page
+		}
+	}
+	return groups
+}
+
+// countTasks counts the tasks (threads) of uid's processes this process
+// can see.
+func countTasks(uid int) int {
+	ents, _ := os.ReadDir("/proc")
+	n := 0
+	want := strconv.Itoa(uid)
+	for _, e := range ents {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		var realUID string
+		threads := 1
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Uid:"); ok {
+				if f := strings.Fields(v); len(f) > 0 {
+					realUID = f[0]
+				}
+			} else if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+				threads, _ = strconv.Atoi(strings.TrimSpace(v))
+			}
+		}
+		if realUID == want {
+			n += threads
+		}
+	}
+	return n
+}
+
+// probeOffset measures how many tasks of uid the kernel counts that
+// /proc does not show (the same user in other containers: RLIMIT_NPROC
+// counts a user's tasks across the whole user namespace). A fork under a
+// soft RLIMIT_NPROC of visible+k succeeds exactly when the offset is
+// below k; the probe forks a child that fails its exec at once.
+func probeOffset(uid int) int {
+	var old unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NPROC, &old); err != nil {
+		return 0
+	}
+	defer unix.Setrlimit(unix.RLIMIT_NPROC, &old)
+	fits := func(k int) bool {
+		lim := uint64(countTasks(uid) + k)
+		if lim > old.Max {
+			return true
+		}
+		if err := unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: lim, Max: old.Max}); err != nil {
+			return true
+		}
+		_, err := syscall.ForkExec("/dev/null", []string{"boris-probe"}, &syscall.ProcAttr{})
+		return !errors.Is(err, syscall.EAGAIN)
+	}
+	// A few tasks of slack: the runtime may start threads meanwhile.
+	const slack = 4
+	if fits(slack) {
+		return 0
+	}
+	lo, hi := slack, 2*slack
+	for !fits(hi) {
+		lo, hi = hi, hi*2
+		if hi > 1<<22 {
+			return 0
+		}
+	}
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if fits(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi - 1
+}
