@@ -176,6 +176,46 @@ func TestGuardLeftoversListedAndEnded(t *testing.T) {
 	waitGone(t, 10*time.Second, two)
 }
 
+// TestGuardLeftoverForksPastBudget: processes a command left running that
+// fork past the command's budget after its answer (a fork bomb's answer
+// comes before the bomb has grown) are reported where the agent looks
+// next: the leftover task's status, the task list, and task_kill's answer,
+// in text and in structuredContent.
+func TestGuardLeftoverForksPastBudget(t *testing.T) {
+	cmd, _ := asUnprivileged(t, "--token=alpha", "--command-max-procs=6", "--sandbox=off", "--shell=/bin/sh")
+	url, logs := serveBinary(t, cmd)
+	a := connectHTTP(t, url, "alpha", nil)
+
+	res := callRaw(t, a, "bash", map[string]any{"command": "(sleep 1; i=0; while [ $i -lt 20 ]; do sleep 60 & i=$((i+1)); done; sleep 60) & echo started"})
+	answer := resultText(res)
+	left, _ := res.StructuredContent.(map[string]any)["left_running"].(string)
+	if left == "" || strings.Contains(answer, "process budget") {
+		t.Fatalf("the answer came before the forks: %q %v", answer, res.StructuredContent)
+	}
+	var status string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		status = mustOK(t, a, "task_output", map[string]any{"task_id": left})
+		if budgetRe.MatchString(status) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if m := budgetRe.FindStringSubmatch(status); m == nil || m[1] != "6" || !strings.Contains(status, "status: running") {
+		t.Fatalf("the leftover's status does not say its forks were refused by its budget of 6: %q\n%s", status, logs)
+	}
+	if list := mustOK(t, a, "task_output", map[string]any{}); !strings.Contains(list, left+"\trunning, forks refused (process budget)\tleft running by") {
+		t.Fatalf("task list: %q", list)
+	}
+	res = callRaw(t, a, "task_output", map[string]any{})
+	tasks, _ := res.StructuredContent.(map[string]any)["tasks"].([]any)
+	if len(tasks) != 1 || tasks[0].(map[string]any)["process_budget"] != 6.0 {
+		t.Fatalf("structured task list: %v", res.StructuredContent)
+	}
+	res = callRaw(t, a, "task_kill", map[string]any{"task_id": left})
+	if !budgetRe.MatchString(resultText(res)) || res.StructuredContent.(map[string]any)["process_budget"] != 6.0 {
+		t.Fatalf("task_kill's answer: %q %v", resultText(res), res.StructuredContent)
+	}
+}
+
 func callRaw(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})

@@ -176,7 +176,10 @@ func (s *server) logs(t *testing.T) string {
 		return fmt.Sprintf("(logs: %v)", err)
 	}
 	defer rc.Close()
-	b, _ := io.ReadAll(rc)
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		return fmt.Sprintf("%s(reading the logs: %v)", b, err)
+	}
 	return string(b)
 }
 

@@ -391,6 +391,14 @@ func exerciseTools(t *testing.T, url, token string) {
 	use("grep", map[string]any{"pattern": "return 2", "path": "tools"}, "a.go")
 	use("find", map[string]any{"pattern": "*.go", "path": "tools"}, "b.go")
 	use("bash", map[string]any{"command": "cat tools/a.go | grep -c return"}, "1")
+	// Every change above, by the edits and the command, as one diff.
+	use("checkpoint", map[string]any{"action": "diff"}, "+func A() int { return 2 }")
+	// The image carries no language server: the call says which is
+	// missing and how to add one.
+	if text := mustErr(t, cs, "lsp", map[string]any{"operation": "documentSymbol", "filePath": "tools/a.go"}, "LSP_NO_SERVER"); !strings.Contains(text, "gopls not found on PATH") {
+		t.Fatalf("lsp without a server: %q", text)
+	}
+	done["lsp"] = true
 	started := mustOK(t, cs, "bash", map[string]any{"command": "read line; echo got $line; sleep 300", "run_in_background": true, "interactive": true})
 	m := regexp.MustCompile(`task_id: (\S+)`).FindStringSubmatch(started)
 	if m == nil {

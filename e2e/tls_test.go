@@ -233,7 +233,16 @@ func TestTLSFromMountedSecret(t *testing.T) {
 	if got != want {
 		t.Fatalf("after the Secret rotated still serving %s, want %s", got, want)
 	}
-	if log := srv.logs(t); !strings.Contains(log, `msg="TLS certificate reloaded"`) || !strings.Contains(log, "tls_fingerprint="+want) {
+	// The new certificate is served the moment it is stored; the log line
+	// follows it, and the engine's log reaches us a little later.
+	reloaded := func(log string) bool {
+		return strings.Contains(log, `msg="TLS certificate reloaded"`) && strings.Contains(log, "tls_fingerprint="+want)
+	}
+	log = srv.logs(t)
+	for deadline := time.Now().Add(10 * time.Second); !reloaded(log) && time.Now().Before(deadline); log = srv.logs(t) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !reloaded(log) {
 		t.Fatalf("the reload is not logged with the new fingerprint:\n%s", log)
 	}
 	fresh := srv.connect(t)

@@ -119,6 +119,10 @@ type Result struct {
 	EndedBy   string
 	EndAnswer string
 	EndErr    error
+	// LeftStatus is task_output of what A's command left running, read
+	// just before it was ended ("" when it left nothing): what the agent
+	// sees of processes that outlived the answer.
+	LeftStatus string
 	// Remaining are A's processes still there when the wait for them
 	// ended (none: all gone); RemainingErr says why they could not be
 	// listed. CleanedIn is how long after A's command was over they were
@@ -228,6 +232,13 @@ func Run(ctx context.Context, box *Box, at Attack, o RunOptions) (*Result, error
 	}
 	logf("%s: A's answer after %s: %v %q", at.Key, time.Since(start).Round(time.Millisecond), err, r.Answer)
 	sleep(ctx, time.Until(start.Add(at.Hold)))
+	// A completed leftover is forgotten with this read: nothing is left
+	// to end.
+	leftGone := false
+	if m := leftTask.FindStringSubmatch(r.Answer); m != nil {
+		r.LeftStatus, _ = callText(ctx, a, "task_output", map[string]any{"task_id": m[1]})
+		leftGone = strings.HasPrefix(r.LeftStatus, "status: completed")
+	}
 
 	switch at.End {
 	case EndTimeout:
@@ -236,7 +247,7 @@ func Run(ctx context.Context, box *Box, at Attack, o RunOptions) (*Result, error
 		}
 	case EndTaskKill:
 		id := Field(r.Answer, "task_id")
-		if m := leftTask.FindStringSubmatch(r.Answer); id == "" && m != nil {
+		if m := leftTask.FindStringSubmatch(r.Answer); id == "" && m != nil && !leftGone {
 			id = m[1]
 		}
 		if id == "" {

@@ -90,6 +90,14 @@ type Outcome struct {
 	Budget    int
 }
 
+// LeftoverOutcome is what the guard can tell about the processes a
+// finished command left running, which were given budget (0: none): a
+// fork they tried after the command's answer was refused. output is what
+// they have printed so far.
+func LeftoverOutcome(budget int, output string) Outcome {
+	return Outcome{Budget: budget, BudgetHit: budget > 0 && forkRefused(output)}
+}
+
 // forkRefused recognizes the shells' and libc's words for a failed fork.
 func forkRefused(s string) bool {
 	for _, w := range []string{"Resource temporarily unavailable", "can't fork", "Cannot fork", "fork: retry", "fork failed"} {

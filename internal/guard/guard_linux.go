@@ -194,9 +194,7 @@ func (g *Guard) Outcome(adm Admission, killed bool, output string) Outcome {
 		o.OOMKilled = true
 	}
 	o.OOMKilled = o.OOMKilled || o.GroupEnded
-	if adm.Budget > 0 && forkRefused(output) {
-		o.BudgetHit = true
-	}
+	o.BudgetHit = LeftoverOutcome(adm.Budget, output).BudgetHit
 	return o
 }
 

@@ -107,13 +107,13 @@ func FromTask(st session.TaskStatus) *Run {
 		StdoutChars: int64(utf8.RuneCountInString(st.Stdout)), StderrChars: int64(utf8.RuneCountInString(st.Stderr)),
 		ElapsedMs: ms(st.Result.Duration),
 	}
+	r.Guarded = guarded(st.Guard, "") // a running leftover may have had a fork refused
 	if st.Running {
 		r.Pgid = st.Pgid
 		return r
 	}
 	r.Status = StatusCompleted
 	r.ended(st.Result)
-	r.Guarded = guarded(st.Guard, "")
 	return r
 }
 
@@ -151,6 +151,9 @@ type Task struct {
 	Kind     string  `json:"kind" jsonschema:"background (stdin /dev/null), interactive (stdin a pipe), tty (a terminal), or leftover (processes a finished command left running: running while any are)."`
 	Command  string  `json:"command" jsonschema:"Its command line."`
 	AgeMs    float64 `json:"age_ms" jsonschema:"Milliseconds since it started."`
+	// ProcessBudget: what a command left running tried to fork past the
+	// budget the command was given.
+	ProcessBudget int `json:"process_budget,omitempty" jsonschema:"A leftover task: a fork of its processes was refused, past the process budget its command was given (this many processes)."`
 }
 
 // Task kinds.
@@ -173,6 +176,9 @@ func FromTasks(list []session.TaskStatus) *TaskList {
 			t.Kind = KindTTY
 		case st.Interactive:
 			t.Kind = KindInteractive
+		}
+		if st.Guard.BudgetHit {
+			t.ProcessBudget = st.Guard.Budget
 		}
 		if !st.Running {
 			code := st.Result.ExitCode

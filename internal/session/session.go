@@ -269,7 +269,7 @@ func (s *Session) Run(ctx context.Context, c Cmd, timeout time.Duration, onProgr
 		if len(c.Argv) > 0 {
 			command = strings.Join(c.Argv, " ")
 		}
-		out.LeftRunning, out.LeftPgid = s.keepLeftoverLocked(p, command), p.Pgid()
+		out.LeftRunning, out.LeftPgid = s.keepLeftoverLocked(p, command, out.Guard.Budget), p.Pgid()
 	}
 	s.mu.Unlock()
 	if !keep {
@@ -282,10 +282,10 @@ func (s *Session) Run(ctx context.Context, c Cmd, timeout time.Duration, onProgr
 // keepLeftoverLocked lists the processes a finished command left running
 // as a task of their own, so that the task list shows them (with the
 // command that left them) and task_kill ends them; it returns the task's
-// id.
-func (s *Session) keepLeftoverLocked(p *shell.Process, command string) string {
+// id. budget is the process budget the command was given.
+func (s *Session) keepLeftoverLocked(p *shell.Process, command string, budget int) string {
 	s.taskSeq++
-	t := &task{id: fmt.Sprintf("task_%d", s.taskSeq), command: command, proc: p, started: time.Now(), finished: true, leftover: true}
+	t := &task{id: fmt.Sprintf("task_%d", s.taskSeq), command: command, proc: p, started: time.Now(), finished: true, leftover: true, budget: budget}
 	s.tasks[t.id] = t
 	return t.id
 }

@@ -35,6 +35,9 @@ type task struct {
 	// leftover tasks are the processes a finished foreground command left
 	// running; listed until they are gone.
 	leftover bool
+	// budget is the process budget the leftover's command was given (0:
+	// none), for telling a fork refused after its answer.
+	budget int
 	// interactive tasks have stdin open; tty ones run under a terminal,
 	// whose stream filter turns into text and whose screen is kept.
 	interactive bool
@@ -402,6 +405,7 @@ func (s *Session) read(t *task) TaskStatus {
 		// Listed for as long as any of its processes are.
 		st.Running = shell.GroupAlive(t.proc.Pgid())
 		st.Stdout, st.Stderr = "", ""
+		st.Guard = leftoverOutcome(t, res)
 		if st.Running {
 			return st
 		}
@@ -508,6 +512,12 @@ func (s *Session) TaskScreen(id string) (term.Snapshot, TaskStatus, error) {
 	return snap, s.read(t), nil
 }
 
+// leftoverOutcome says whether the processes of a leftover task had a fork
+// refused by their budget, after the answer of the command that left them.
+func leftoverOutcome(t *task, res shell.Result) guard.Outcome {
+	return guard.LeftoverOutcome(t.budget, res.Stdout.Text+res.Stdout.Tail+res.Stderr.Text+res.Stderr.Tail)
+}
+
 // Tasks lists the session's tasks, oldest first, without reading them.
 func (s *Session) Tasks() []TaskStatus {
 	s.mu.Lock()
@@ -522,6 +532,7 @@ func (s *Session) Tasks() []TaskStatus {
 		}
 		if t.leftover {
 			st.Running = shell.GroupAlive(t.proc.Pgid())
+			st.Guard = leftoverOutcome(t, res)
 		}
 		out = append(out, st)
 	}

@@ -162,14 +162,17 @@ func formatTask(st session.TaskStatus, hint string) string {
 
 // writeTaskStatus writes the status lines of a task.
 func writeTaskStatus(b *strings.Builder, st session.TaskStatus) {
-	if st.Running {
+	switch {
+	case st.Running:
 		fmt.Fprintf(b, "status: running\ntask_id: %s\npgid: %d\n", st.ID, st.Pgid)
-		return
+	default:
+		fmt.Fprintf(b, "status: completed\ntask_id: %s\nexit_code: %d\n", st.ID, st.Result.ExitCode)
+		if st.KilledByTimeout {
+			b.WriteString("killed: the task ran out of time (its timeout, or --background-task-timeout) and its process group was terminated\n")
+		}
 	}
-	fmt.Fprintf(b, "status: completed\ntask_id: %s\nexit_code: %d\n", st.ID, st.Result.ExitCode)
-	if st.KilledByTimeout {
-		b.WriteString("killed: the task ran out of time (its timeout, or --background-task-timeout) and its process group was terminated\n")
-	}
+	// A running task has a note only when it is what a command left
+	// running whose forks its budget refused.
 	for _, n := range guardNotes(st.Guard, "") {
 		b.WriteString("note: " + n + "\n")
 	}
@@ -185,6 +188,9 @@ func formatTaskList(list []session.TaskStatus) string {
 		state := "running"
 		if !st.Running {
 			state = fmt.Sprintf("exited %d", st.Result.ExitCode)
+		}
+		if st.Guard.BudgetHit {
+			state += ", forks refused (process budget)"
 		}
 		kind := "background"
 		switch {
