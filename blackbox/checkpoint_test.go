@@ -642,8 +642,10 @@ func TestCheckpointKilled(t *testing.T) {
 	verifyStore(t, store, dir) // opening it removed the partial pack
 
 	// The test build pauses after each file the restore puts in place, so
-	// the kill lands in the middle of the second phase.
-	cs, cmd := startKillable(t, dir, store, "BORIS_CHECKPOINT_TEST_RENAME_PAUSE=2ms")
+	// the kill lands in the middle of the second phase: 400 files × 20 ms
+	// leave 8 s to see 50 of them restored (reading the tree takes a while
+	// on a loaded machine) and kill boris before the last one.
+	cs, cmd := startKillable(t, dir, store, "BORIS_CHECKPOINT_TEST_RENAME_PAUSE=20ms")
 	first := createCheckpoint(t, cs, map[string]any{"label": "original"})
 	original := treeState(t, dir)
 	// Every file gets a new content.
