@@ -232,12 +232,14 @@ func Run(ctx context.Context, box *Box, at Attack, o RunOptions) (*Result, error
 	}
 	logf("%s: A's answer after %s: %v %q", at.Key, time.Since(start).Round(time.Millisecond), err, r.Answer)
 	sleep(ctx, time.Until(start.Add(at.Hold)))
-	// A completed leftover is forgotten with this read: nothing is left
-	// to end.
-	leftGone := false
+	leftID := "" // what A's command left running, still to be ended
 	if m := leftTask.FindStringSubmatch(r.Answer); m != nil {
 		r.LeftStatus, _ = callText(ctx, a, "task_output", map[string]any{"task_id": m[1]})
-		leftGone = strings.HasPrefix(r.LeftStatus, "status: completed")
+		// A completed leftover is forgotten with this read: nothing is
+		// left to end.
+		if !strings.HasPrefix(r.LeftStatus, "status: completed") {
+			leftID = m[1]
+		}
 	}
 
 	switch at.End {
@@ -247,8 +249,8 @@ func Run(ctx context.Context, box *Box, at Attack, o RunOptions) (*Result, error
 		}
 	case EndTaskKill:
 		id := Field(r.Answer, "task_id")
-		if m := leftTask.FindStringSubmatch(r.Answer); id == "" && m != nil && !leftGone {
-			id = m[1]
+		if id == "" {
+			id = leftID
 		}
 		if id == "" {
 			r.EndedBy = EndExit // nothing left to kill

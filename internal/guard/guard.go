@@ -90,12 +90,11 @@ type Outcome struct {
 	Budget    int
 }
 
-// LeftoverOutcome is what the guard can tell about the processes a
-// finished command left running, which were given budget (0: none): a
-// fork they tried after the command's answer was refused. output is what
-// they have printed so far.
-func LeftoverOutcome(budget int, output string) Outcome {
-	return Outcome{Budget: budget, BudgetHit: budget > 0 && forkRefused(output)}
+// BudgetHit says whether a command given budget (0: none) had a fork
+// refused, from what it printed: what decides Outcome.BudgetHit, for a
+// command's answer and for what it left running afterwards.
+func BudgetHit(budget int, output string) bool {
+	return budget > 0 && forkRefused(output)
 }
 
 // forkRefused recognizes the shells' and libc's words for a failed fork.

@@ -194,7 +194,7 @@ func (g *Guard) Outcome(adm Admission, killed bool, output string) Outcome {
 		o.OOMKilled = true
 	}
 	o.OOMKilled = o.OOMKilled || o.GroupEnded
-	o.BudgetHit = LeftoverOutcome(adm.Budget, output).BudgetHit
+	o.BudgetHit = BudgetHit(adm.Budget, output)
 	return o
 }
 

@@ -323,7 +323,13 @@ func (s *Session) outcomeLocked(p *shell.Process, res shell.Result) guard.Outcom
 	}
 	delete(s.admitted, p)
 	killed := res.Signal == "KILL" || res.ExitCode == 128+9
-	return s.opts.Guard.Outcome(adm, killed, res.Stdout.Text+res.Stdout.Tail+res.Stderr.Text+res.Stderr.Tail)
+	return s.opts.Guard.Outcome(adm, killed, outputOf(res))
+}
+
+// outputOf is what a command printed, as kept, both streams: where the
+// guard looks for a refused fork.
+func outputOf(res shell.Result) string {
+	return res.Stdout.Text + res.Stdout.Tail + res.Stderr.Text + res.Stderr.Tail
 }
 
 // yield waits for a command up to its Yield and, if it is still running

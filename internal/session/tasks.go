@@ -515,7 +515,10 @@ func (s *Session) TaskScreen(id string) (term.Snapshot, TaskStatus, error) {
 // leftoverOutcome says whether the processes of a leftover task had a fork
 // refused by their budget, after the answer of the command that left them.
 func leftoverOutcome(t *task, res shell.Result) guard.Outcome {
-	return guard.LeftoverOutcome(t.budget, res.Stdout.Text+res.Stdout.Tail+res.Stderr.Text+res.Stderr.Tail)
+	if t.budget <= 0 {
+		return guard.Outcome{}
+	}
+	return guard.Outcome{Budget: t.budget, BudgetHit: guard.BudgetHit(t.budget, outputOf(res))}
 }
 
 // Tasks lists the session's tasks, oldest first, without reading them.

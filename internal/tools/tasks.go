@@ -162,10 +162,9 @@ func formatTask(st session.TaskStatus, hint string) string {
 
 // writeTaskStatus writes the status lines of a task.
 func writeTaskStatus(b *strings.Builder, st session.TaskStatus) {
-	switch {
-	case st.Running:
+	if st.Running {
 		fmt.Fprintf(b, "status: running\ntask_id: %s\npgid: %d\n", st.ID, st.Pgid)
-	default:
+	} else {
 		fmt.Fprintf(b, "status: completed\ntask_id: %s\nexit_code: %d\n", st.ID, st.Result.ExitCode)
 		if st.KilledByTimeout {
 			b.WriteString("killed: the task ran out of time (its timeout, or --background-task-timeout) and its process group was terminated\n")
