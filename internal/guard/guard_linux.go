@@ -93,7 +93,7 @@ func (g *Guard) Admit(pid int) (Admission, error) {
 		return adm, nil
 	}
 	adm.oomBase, adm.oomOK = g.limits.OOMKills()
-	if err := os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte(strconv.Itoa(OOMScore)), 0); err != nil {
+	if err := setOOMScore(pid); err != nil {
 		return adm, fmt.Errorf("oom_score_adj: %w", err)
 	}
 	if err := unix.Setpriority(unix.PRIO_PROCESS, pid, g.cfg.Nice); err != nil {
@@ -134,6 +134,23 @@ func (g *Guard) Admit(pid int) (Admission, error) {
 		}
 	}
 	return adm, nil
+}
+
+// setOOMScore writes OOMScore to pid's oom_score_adj. boris is
+// non-dumpable, and a child it forks stays so until its exec has reset
+// the flag, which the kernel does after the exec's close-on-exec pipe has
+// told os/exec the exec succeeded: in that moment the child's /proc files
+// belong to root and the write is refused. It is tried again for a while.
+func setOOMScore(pid int) error {
+	path := "/proc/" + strconv.Itoa(pid) + "/oom_score_adj"
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		err := os.WriteFile(path, []byte(strconv.Itoa(OOMScore)), 0)
+		if !errors.Is(err, os.ErrPermission) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // share is how many processes a command admitted now may add: half of
