@@ -55,8 +55,8 @@ func readManifest(t *testing.T, file string) *unstructured.Unstructured {
 // boris on that pod's IP with the token, writing into the sandbox's own
 // claim. Deleting the claim ends its pod.
 func TestKubeAgentSandbox(t *testing.T) {
-	c := requireCluster(t)
 	t.Parallel()
+	c := requireCluster(t)
 	ctx := context.Background()
 	e2eDir := filepath.Join(repoRoot, "e2e")
 	moduleDir := filepath.Join(e2eDir, "kube", "sandboxbin")

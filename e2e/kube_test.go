@@ -40,7 +40,9 @@ var (
 )
 
 // requireCluster starts the cluster on first use. It needs root; without
-// it the test is skipped, except under CI, where that fails it.
+// it the test is skipped, except under CI, where that fails it. Call it
+// after t.Parallel: the cluster then starts once the sequential tests are
+// done, so it does not run beside the tenant tests, which measure latency.
 func requireCluster(t *testing.T) *kube.Cluster {
 	t.Helper()
 	if os.Geteuid() != 0 {
@@ -419,8 +421,8 @@ func exerciseTools(t *testing.T, url, token string) {
 // the cluster would: through the Service, with the token from the chart's
 // Secret. Then it upgrades the release, deletes its pod, and uninstalls.
 func TestKubeStandalone(t *testing.T) {
-	c := requireCluster(t)
 	t.Parallel()
+	c := requireCluster(t)
 	ns := restrictedNamespace(t, c, "standalone")
 	r := helmInstall(t, c, ns, "agents", nil)
 	pod := r.readyPod(t)
@@ -581,8 +583,8 @@ func waitNothingLeft(t *testing.T, r *kubeRelease) {
 // unchanged, in namespaces enforcing the restricted profile, and checks
 // that each becomes Ready and does what the file is for.
 func TestKubeValueFiles(t *testing.T) {
-	c := requireCluster(t)
 	t.Parallel()
+	c := requireCluster(t)
 	files, err := filepath.Glob(filepath.Join(chartDir(), "ci", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no value files: %v", err)
