@@ -60,7 +60,7 @@ FUZZTIME ?= 30s
 FUZZ_TARGETS := \
 	./internal/shell:FuzzCapture \
 	./internal/scope:FuzzResolve \
-	./internal/tools:FuzzToolCalls \
+	./internal/tool/catalog:FuzzToolCalls \
 	./internal/search:FuzzGrep \
 	./internal/search/glob:FuzzMatch \
 	./internal/search/ignore:FuzzAgainstGit \

@@ -19,8 +19,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/boris-mcp/boris/internal/codes"
-	"github.com/boris-mcp/boris/internal/dialect"
 	"github.com/boris-mcp/boris/internal/results"
+	"github.com/boris-mcp/boris/internal/tool"
 )
 
 // The structured results are checked in the runs of the golden sessions:
@@ -419,9 +419,9 @@ func agreeView(t *testing.T, fail func(string, ...any), text string, v *results.
 		}
 		// The text shows the lines start_line to end_line, numbered.
 		if v.StartLine > 0 {
-			first := string(dialect.AppendLineNo(nil, v.StartLine))
-			last := "\n" + string(dialect.AppendLineNo(nil, v.EndLine))
-			next := "\n" + string(dialect.AppendLineNo(nil, v.EndLine+1))
+			first := string(tool.AppendLineNo(nil, v.StartLine))
+			last := "\n" + string(tool.AppendLineNo(nil, v.EndLine))
+			next := "\n" + string(tool.AppendLineNo(nil, v.EndLine+1))
 			if !strings.HasPrefix(text, first) || (v.EndLine > v.StartLine && !strings.Contains(text, last)) || strings.Contains(text, next) {
 				fail("lines %d-%d", v.StartLine, v.EndLine)
 			}

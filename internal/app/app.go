@@ -26,6 +26,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/boris-mcp/boris/internal/audit"
 	"github.com/boris-mcp/boris/internal/checkpoint"
 	"github.com/boris-mcp/boris/internal/config"
@@ -41,8 +43,10 @@ import (
 	"github.com/boris-mcp/boris/internal/telemetry"
 	"github.com/boris-mcp/boris/internal/tlscert"
 	"github.com/boris-mcp/boris/internal/tokens"
-	"github.com/boris-mcp/boris/internal/tools"
-	"golang.org/x/sys/unix"
+	"github.com/boris-mcp/boris/internal/tool"
+	"github.com/boris-mcp/boris/internal/tool/catalog"
+	checkpointtool "github.com/boris-mcp/boris/internal/tool/checkpoint"
+	exectool "github.com/boris-mcp/boris/internal/tool/exec"
 )
 
 // Run starts boris with the given arguments (without the program name) and
@@ -55,7 +59,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	// no process of this user can read boris's environment or memory.
 	protectErr := protectProcess()
 	ver := buildVersion()
-	cfg, err := config.Parse(args, getenv, ver, stdout, stderr)
+	cfg, err := config.Parse(config.Program{Version: ver, Tools: catalog.Naming()}, args, getenv, stdout, stderr)
 	if errors.Is(err, config.ErrExit) {
 		return nil
 	}
@@ -71,6 +75,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	logger := slog.New(server.MinLevel(base.Handler(), cfg.LogLevel))
 	for _, w := range cfg.Warnings {
 		logger.Warn(w)
+	}
+	if cfg.Shell == "" && !cfg.Disabled[exectool.Bash] {
+		logger.Warn("no shell found (neither /bin/bash nor /bin/sh): the bash and task_output tools are not registered; the file tools still work")
 	}
 	if protectErr != nil {
 		logger.Warn("boris could not make itself non-dumpable: processes of its user, the agents' commands among them, can read its environment (tokens) and memory", "error", protectErr)
@@ -180,18 +187,23 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if lspMgr != nil {
 		defer lspMgr.Close()
 	}
-	set, err := tools.NewSet(tools.Deps{
-		Config:   cfg,
+	set, err := catalog.NewSet(tool.Env{
+		Mode:     cfg.Dialect,
+		Workdir:  cfg.Workdir,
 		Policy:   policy,
 		Files:    files.New(files.Options{Policy: policy, MaxFileSize: cfg.MaxFileSize, RequireViewBeforeEdit: cfg.RequireViewBeforeEdit}),
 		Logger:   logger,
 		Observer: m,
 		// The audit trail is written at info whatever --log-level says.
-		Audit:       audit.New(base, cfg.Audit),
-		Tracing:     tracing,
-		LSP:         lspMgr,
-		Checkpoints: ckpt,
-	})
+		Audit:              audit.New(base, cfg.Audit),
+		Tracing:            tracing,
+		LSP:                lspMgr,
+		Diagnostics:        tool.Diagnostics{On: cfg.Diagnostics, Wait: cfg.DiagnosticsWait},
+		Checkpoints:        ckpt,
+		Structured:         cfg.StructuredContent,
+		SessionIdleTimeout: cfg.SessionIdleTimeout,
+		Disabled:           cfg.DisableTools,
+	}, toolOptions(cfg))
 	if err != nil {
 		return err
 	}
@@ -247,6 +259,18 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	err = srv.ServeHTTP(ctx, ln, m.Handler())
 	logger.Info("boris stopped")
 	return err
+}
+
+// toolOptions are the settings of the tool families that have their own.
+func toolOptions(cfg *config.Config) catalog.Options {
+	sb := exectool.Sandbox{On: cfg.Sandbox, Deny: cfg.SandboxNet == config.SandboxNetDeny}
+	if cfg.SandboxNet == config.SandboxNetPorts {
+		sb.Ports = cfg.SandboxPorts
+	}
+	return catalog.Options{
+		Exec:       exectool.Options{Shell: cfg.Shell, Timeout: cfg.BashTimeout, TTYCols: cfg.TTYCols, TTYRows: cfg.TTYRows, Sandbox: sb},
+		Checkpoint: checkpointtool.Options{On: cfg.Checkpoints, Unavailable: cfg.CheckpointUnavailable},
+	}
 }
 
 // newTokens is the set of bearer tokens /mcp accepts over HTTP: --token's

@@ -29,7 +29,7 @@ func (c *cli) resolveCheckpoints(cfg *Config, getenv func(string) string, fail f
 	if cfg.CheckpointMaxFileSize, err = ParseSize(c.CheckpointMaxFileSize); err != nil {
 		fail("invalid --checkpoint-max-file-size: %v", err)
 	}
-	if !cfg.Checkpoints || cfg.Disabled[ToolCheckpoint] {
+	if !cfg.Checkpoints || cfg.Disabled["checkpoint"] {
 		cfg.Checkpoints = false
 		return
 	}

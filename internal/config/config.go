@@ -21,7 +21,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +28,7 @@ import (
 	"github.com/alecthomas/kong"
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/boris-mcp/boris/internal/dialect"
 	"github.com/boris-mcp/boris/internal/lsp"
 	"github.com/boris-mcp/boris/internal/tlscert"
 	"github.com/boris-mcp/boris/internal/tokens"
@@ -39,37 +39,6 @@ const (
 	TransportHTTP  = "http"
 	TransportStdio = "stdio"
 )
-
-// Tool names as registered in the default mode. These are also the names
-// --disable-tools accepts.
-const (
-	ToolBash       = "bash"
-	ToolTaskOutput = "task_output"
-	ToolTaskInput  = "task_input"
-	ToolTaskKill   = "task_kill"
-	ToolView       = "view"
-	ToolStrReplace = "str_replace"
-	ToolCreateFile = "create_file"
-	ToolGrep       = "grep"
-	ToolFind       = "find"
-	ToolApplyPatch = "apply_patch"
-	ToolLSP        = "lsp"
-	ToolCheckpoint = "checkpoint"
-)
-
-// ToolNames lists the valid --disable-tools names in a stable order.
-var ToolNames = []string{ToolBash, ToolTaskOutput, ToolTaskInput, ToolTaskKill, ToolView, ToolStrReplace, ToolCreateFile, ToolApplyPatch, ToolGrep, ToolFind, ToolLSP, ToolCheckpoint}
-
-// toolAliases maps other accepted spellings to default-mode names: the
-// names of the same tools in the compat modes.
-var toolAliases = map[string][]string{
-	"Glob":               {ToolFind},
-	"str_replace_editor": {ToolView, ToolStrReplace, ToolCreateFile},
-	"shell":              {ToolBash},
-	"exec_command":       {ToolTaskInput},
-	"write_stdin":        {ToolTaskInput},
-	"LSP":                {ToolLSP},
-}
 
 // Config is the resolved, immutable configuration of one boris process.
 type Config struct {
@@ -87,16 +56,18 @@ type Config struct {
 	AllowDirs []string
 	// DenyPatterns are the raw --deny-dir values (directories or globs).
 	DenyPatterns []string
-	// Disabled holds default-mode tool names that must not be registered.
+	// DisableTools are the --disable-tools names as given (any dialect's
+	// name of a tool; --no-bash adds bash), and Disabled what they come to:
+	// boris's names of the tools they turn off.
+	DisableTools          []string
 	Disabled              map[string]bool
 	MaxFileSize           int64
 	RequireViewBeforeEdit bool
 	// BackgroundTaskTimeout is zero for no limit.
 	BackgroundTaskTimeout time.Duration
-	// AnthropicCompat and OpenAICompat choose the tool dialect (at most
-	// one): Claude's tools, or OpenAI's.
-	AnthropicCompat bool
-	OpenAICompat    bool
+	// Dialect is the tools' dialect: boris's own, Claude's
+	// (--anthropic-compat) or OpenAI's (--openai-compat).
+	Dialect dialect.Mode
 	// Tokens are the bearer tokens of --token, accepted on /mcp, each its
 	// own credential; with no TokenFile either, none means no auth.
 	Tokens []string
@@ -229,24 +200,6 @@ const (
 	SandboxNetPorts = "ports"
 )
 
-// ToolEnabled reports whether a default-mode tool name is enabled.
-func (c *Config) ToolEnabled(name string) bool {
-	if c.Disabled[name] {
-		return false
-	}
-	taskTool := name == ToolTaskOutput || name == ToolTaskInput || name == ToolTaskKill
-	if taskTool && c.Disabled[ToolBash] {
-		return false
-	}
-	if (name == ToolBash || taskTool) && c.Shell == "" {
-		return false
-	}
-	if name == ToolCheckpoint && !c.Checkpoints {
-		return false
-	}
-	return true
-}
-
 // The --audit modes.
 const (
 	AuditFull  = "full"
@@ -265,7 +218,7 @@ type cli struct {
 	Timeout               int      `help:"Default bash timeout in seconds." default:"120" envvar:"BORIS_TIMEOUT"`
 	AllowDir              []string `sep:"none" help:"Directory the file tools may touch (repeatable)." placeholder:"DIR" envvar:"BORIS_ALLOW_DIRS"`
 	DenyDir               []string `sep:"none" help:"Denied directory or glob such as **/.env (repeatable); deny beats allow." placeholder:"PATTERN" envvar:"BORIS_DENY_DIRS"`
-	DisableTools          []string `help:"Tool names not to register (repeatable): bash, task_output, task_input, task_kill, view, str_replace, create_file, apply_patch, grep, find, lsp, checkpoint." placeholder:"TOOL" envvar:"BORIS_DISABLE_TOOLS"`
+	DisableTools          []string `help:"Tool names not to register (repeatable): ${tools}." placeholder:"TOOL" envvar:"BORIS_DISABLE_TOOLS"`
 	MaxFileSize           string   `help:"Largest file view reads and create_file/str_replace write (B, KB, MB, GB or bytes)." default:"10MB" envvar:"BORIS_MAX_FILE_SIZE"`
 	RequireViewBeforeEdit string   `help:"Refuse edits of files not viewed in the session: auto, true, false." default:"auto" envvar:"BORIS_REQUIRE_VIEW_BEFORE_EDIT"`
 	BackgroundTaskTimeout int      `help:"Seconds a background task may live (0 = no limit)." default:"0" envvar:"BORIS_BACKGROUND_TASK_TIMEOUT"`
@@ -336,12 +289,25 @@ func SplitList(s string) []string {
 // an exit (--help, --version) rather than a server.
 var ErrExit = errors.New("exit requested")
 
+// Program is what the command line describes besides the flags: boris's
+// version (for --version) and the names its tools answer to (for
+// --disable-tools), which the tools' declarations give.
+type Program struct {
+	Version string
+	Tools   dialect.Naming
+}
+
+// vars are the values the flags' help interpolates.
+func (p Program) vars() kong.Vars {
+	return kong.Vars{"tools": strings.Join(p.Tools.Names, ", ")}
+}
+
 // Parse parses args and the environment (through getenv) into a Config.
 // --help and --version write to stdout and return ErrExit.
-func Parse(args []string, getenv func(string) string, version string, stdout, stderr io.Writer) (*Config, error) {
+func Parse(p Program, args []string, getenv func(string) string, stdout, stderr io.Writer) (*Config, error) {
 	var c cli
 	exited := false
-	parser, err := kong.New(&c,
+	parser, err := kong.New(&c, p.vars(),
 		kong.Name("boris"),
 		kong.Description("boris serves a coding agent's tools (bash, view, edit, create, grep, find) over the Model Context Protocol."),
 		kong.Writers(stdout, stderr),
@@ -369,10 +335,10 @@ func Parse(args []string, getenv func(string) string, version string, stdout, st
 		return nil, ErrExit
 	}
 	if c.Version {
-		fmt.Fprintf(stdout, "boris %s\n", version)
+		fmt.Fprintf(stdout, "boris %s\n", p.Version)
 		return nil, ErrExit
 	}
-	return c.resolve(getenv, tokenOnCommandLine(args))
+	return c.resolve(p, getenv, tokenOnCommandLine(args))
 }
 
 // tokenOnCommandLine reports whether args give --token itself (not
@@ -435,7 +401,7 @@ func envResolver(getenv func(string) string) kong.Resolver {
 	})
 }
 
-func (c *cli) resolve(getenv func(string) string, tokenInArgs bool) (*Config, error) {
+func (c *cli) resolve(p Program, getenv func(string) string, tokenInArgs bool) (*Config, error) {
 	cfg := &Config{LogFormat: c.LogFormat, Healthcheck: c.Healthcheck}
 	var err error
 	var errs []string
@@ -506,23 +472,17 @@ func (c *cli) resolve(getenv func(string) string, tokenInArgs bool) (*Config, er
 		cfg.DenyPatterns = append(cfg.DenyPatterns, p)
 	}
 
-	cfg.Disabled = map[string]bool{}
 	for _, name := range c.DisableTools {
-		name = strings.TrimSpace(name)
-		switch {
-		case slices.Contains(ToolNames, name):
-			cfg.Disabled[name] = true
-		case toolAliases[name] != nil:
-			for _, n := range toolAliases[name] {
-				cfg.Disabled[n] = true
-			}
-		default:
-			fail("unknown tool %q in --disable-tools: valid names are %s", name, strings.Join(ToolNames, ", "))
+		if name = strings.TrimSpace(name); name != "" {
+			cfg.DisableTools = append(cfg.DisableTools, name)
 		}
 	}
 	if c.NoBash {
 		cfg.Warnings = append(cfg.Warnings, "--no-bash and BORIS_NO_BASH are deprecated: use --disable-tools bash")
-		cfg.Disabled[ToolBash] = true
+		cfg.DisableTools = append(cfg.DisableTools, "bash")
+	}
+	if cfg.Disabled, err = p.Tools.Disabled(cfg.DisableTools); err != nil {
+		fail("%v", err)
 	}
 
 	size, err := ParseSize(c.MaxFileSize)
@@ -542,9 +502,13 @@ func (c *cli) resolve(getenv func(string) string, tokenInArgs bool) (*Config, er
 	if _, err := fmt.Sscanf(strings.ToLower(strings.TrimSpace(c.TTYSize)), "%dx%d", &cfg.TTYCols, &cfg.TTYRows); err != nil || cfg.TTYCols < 20 || cfg.TTYRows < 5 || cfg.TTYCols > 1000 || cfg.TTYRows > 500 {
 		fail("invalid --tty-size %q: give COLSxROWS, e.g. 120x40 (20x5 to 1000x500)", c.TTYSize)
 	}
-	cfg.AnthropicCompat, cfg.OpenAICompat = c.AnthropicCompat, c.OpenaiCompat
-	if cfg.AnthropicCompat && cfg.OpenAICompat {
+	switch {
+	case c.AnthropicCompat && c.OpenaiCompat:
 		fail("--anthropic-compat and --openai-compat are exclusive: each serves one model family's tools; choose one")
+	case c.AnthropicCompat:
+		cfg.Dialect = dialect.Claude
+	case c.OpenaiCompat:
+		cfg.Dialect = dialect.Codex
 	}
 
 	c.resolveAuth(cfg, tokenInArgs, fail)
@@ -554,9 +518,6 @@ func (c *cli) resolve(getenv func(string) string, tokenInArgs bool) (*Config, er
 	cfg.Shell, cfg.ShellSource, err = detectShell(c.Shell)
 	if err != nil {
 		fail("invalid --shell: %v", err)
-	}
-	if cfg.Shell == "" && (!cfg.Disabled[ToolBash]) {
-		cfg.Warnings = append(cfg.Warnings, "no shell found (neither /bin/bash nor /bin/sh): the bash and task_output tools are not registered; the file tools still work")
 	}
 
 	c.resolveSandbox(cfg, workdir, fail)
@@ -599,15 +560,12 @@ func (c *cli) resolve(getenv func(string) string, tokenInArgs bool) (*Config, er
 	return cfg, nil
 }
 
-// resolveStructured settles --structured-content; it needs the dialect.
-// auto leaves it off with --anthropic-compat: the hosts Claude models run
-// in (Claude Code among them) show the model the structuredContent in place
-// of the text when a result has both, and that mode's point is the text
-// of Anthropic's reference tools.
+// resolveStructured settles --structured-content; auto is what the
+// dialect says (see dialect.Mode.Structured).
 func (c *cli) resolveStructured(cfg *Config, fail func(string, ...any)) {
 	switch strings.ToLower(strings.TrimSpace(c.StructuredContent)) {
 	case "auto", "":
-		cfg.StructuredContent = !cfg.AnthropicCompat
+		cfg.StructuredContent = cfg.Dialect.Structured()
 	case "on":
 		cfg.StructuredContent = true
 	case "off":
@@ -1102,17 +1060,4 @@ func generateToken() (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(b), nil
-}
-
-// EnabledToolList returns the enabled default-mode tool names, sorted, for
-// logging.
-func (c *Config) EnabledToolList() []string {
-	var out []string
-	for _, n := range ToolNames {
-		if c.ToolEnabled(n) {
-			out = append(out, n)
-		}
-	}
-	sort.Strings(out)
-	return out
 }

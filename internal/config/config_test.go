@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"github.com/boris-mcp/boris/internal/tlscert/certtest"
+	"github.com/boris-mcp/boris/internal/tool/catalog"
 )
 
 func parse(t *testing.T, args []string, env map[string]string) (*Config, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	return Parse(args, func(k string) string { return env[k] }, "1.2.3", &out, &errOut)
+	return Parse(program, args, func(k string) string { return env[k] }, &out, &errOut)
 }
 
 func mustParse(t *testing.T, args []string, env map[string]string) *Config {
@@ -63,7 +64,7 @@ func TestFlagsEnvAndPrecedence(t *testing.T) {
 	if len(cfg.AllowDirs) != 2 || cfg.AllowDirs[0] != ra || cfg.AllowDirs[1] != rb {
 		t.Fatalf("allow dirs %v", cfg.AllowDirs)
 	}
-	if !cfg.Disabled["bash"] || !cfg.Disabled["grep"] || cfg.ToolEnabled("task_output") || cfg.ToolEnabled("bash") || !cfg.ToolEnabled("view") {
+	if !cfg.Disabled["bash"] || !cfg.Disabled["grep"] || cfg.Disabled["view"] {
 		t.Fatalf("disabled %v", cfg.Disabled)
 	}
 	if cfg.Transport != "stdio" || cfg.MaxFileSize != 512<<10 || cfg.RequireViewBeforeEdit || cfg.SessionIdleTimeout != 90*time.Second || cfg.LogLevel != slog.LevelDebug {
@@ -79,7 +80,7 @@ func TestFlagsEnvAndPrecedence(t *testing.T) {
 	}
 	// Compat names disable the same tools.
 	cfg = mustParse(t, []string{"--disable-tools", "Glob"}, nil)
-	if cfg.ToolEnabled("find") {
+	if !cfg.Disabled["find"] {
 		t.Fatal("Glob did not disable find")
 	}
 }
@@ -129,11 +130,11 @@ func TestInvalid(t *testing.T) {
 
 func TestDeprecatedAliasesAndToken(t *testing.T) {
 	cfg := mustParse(t, []string{"--no-bash", "--bg-timeout=30"}, nil)
-	if cfg.ToolEnabled("bash") || cfg.BackgroundTaskTimeout != 30*time.Second || len(cfg.Warnings) != 2 {
+	if !cfg.Disabled["bash"] || cfg.BackgroundTaskTimeout != 30*time.Second || len(cfg.Warnings) != 2 {
 		t.Fatalf("aliases: %+v", cfg)
 	}
 	cfg = mustParse(t, nil, map[string]string{"BORIS_NO_BASH": "true", "BORIS_BG_TIMEOUT": "5"})
-	if cfg.ToolEnabled("bash") || cfg.BackgroundTaskTimeout != 5*time.Second {
+	if !cfg.Disabled["bash"] || cfg.BackgroundTaskTimeout != 5*time.Second {
 		t.Fatalf("env aliases: %+v", cfg)
 	}
 	cfg = mustParse(t, []string{"--generate-token"}, nil)
@@ -383,13 +384,13 @@ func TestAllowOrigins(t *testing.T) {
 
 func TestVersionAndHelp(t *testing.T) {
 	var out bytes.Buffer
-	_, err := Parse([]string{"--version"}, func(string) string { return "" }, "1.2.3", &out, &out)
+	_, err := Parse(program, []string{"--version"}, func(string) string { return "" }, &out, &out)
 	if !errors.Is(err, ErrExit) || out.String() != "boris 1.2.3\n" {
 		t.Fatalf("%v %q", err, out.String())
 	}
 	out.Reset()
-	_, err = Parse([]string{"--help"}, func(string) string { return "" }, "1.2.3", &out, &out)
-	if !errors.Is(err, ErrExit) || !strings.Contains(out.String(), "$BORIS_ALLOW_DIRS") {
+	_, err = Parse(program, []string{"--help"}, func(string) string { return "" }, &out, &out)
+	if !errors.Is(err, ErrExit) || !strings.Contains(out.String(), "$BORIS_ALLOW_DIRS") || !strings.Contains(strings.Join(strings.Fields(out.String()), " "), strings.Join(program.Tools.Names, ", ")) {
 		t.Fatalf("%v %q", err, out.String())
 	}
 }
@@ -521,7 +522,7 @@ func TestListsKeepBraces(t *testing.T) {
 
 func TestLSPFlags(t *testing.T) {
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	cfg, err := Parse([]string{"--lsp", "go=/opt/gopls -rpc.trace", "--lsp", `py="pyright-langserver" --stdio`, "--lsp", "rust=off", "--diagnostics-wait", "3s"}, env(nil), "v", io.Discard, io.Discard)
+	cfg, err := Parse(program, []string{"--lsp", "go=/opt/gopls -rpc.trace", "--lsp", `py="pyright-langserver" --stdio`, "--lsp", "rust=off", "--diagnostics-wait", "3s"}, env(nil), io.Discard, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -537,14 +538,14 @@ func TestLSPFlags(t *testing.T) {
 	if cfg.LSPOff || !cfg.Diagnostics || cfg.DiagnosticsWait != 3*time.Second || cfg.LSPIdleTimeout != 10*time.Minute {
 		t.Errorf("off=%v diagnostics=%v wait=%v idle=%v", cfg.LSPOff, cfg.Diagnostics, cfg.DiagnosticsWait, cfg.LSPIdleTimeout)
 	}
-	cfg, err = Parse(nil, env(map[string]string{"BORIS_LSP": "off", "BORIS_DIAGNOSTICS": "on"}), "v", io.Discard, io.Discard)
+	cfg, err = Parse(program, nil, env(map[string]string{"BORIS_LSP": "off", "BORIS_DIAGNOSTICS": "on"}), io.Discard, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !cfg.LSPOff || cfg.Diagnostics {
 		t.Errorf("BORIS_LSP=off: off=%v diagnostics=%v", cfg.LSPOff, cfg.Diagnostics)
 	}
-	cfg, err = Parse(nil, env(map[string]string{"BORIS_LSP": "c=clangd --background-index,go=gopls"}), "v", io.Discard, io.Discard)
+	cfg, err = Parse(program, nil, env(map[string]string{"BORIS_LSP": "c=clangd --background-index,go=gopls"}), io.Discard, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -555,12 +556,16 @@ func TestLSPFlags(t *testing.T) {
 		{"--lsp", "cobol=cobol-ls"}, {"--lsp", "gopls"}, {"--lsp", "go="}, {"--lsp", `go="unterminated`},
 		{"--diagnostics", "maybe"}, {"--diagnostics-wait", "11s"}, {"--diagnostics-wait", "0"}, {"--lsp-idle-timeout", "0"},
 	} {
-		if _, err := Parse(bad, env(nil), "v", io.Discard, io.Discard); err == nil {
+		if _, err := Parse(program, bad, env(nil), io.Discard, io.Discard); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}
-	cfg, err = Parse([]string{"--disable-tools", "LSP"}, env(nil), "v", io.Discard, io.Discard)
-	if err != nil || cfg.ToolEnabled(ToolLSP) {
-		t.Errorf("--disable-tools LSP: err=%v enabled=%v", err, cfg != nil && cfg.ToolEnabled(ToolLSP))
+	cfg, err = Parse(program, []string{"--disable-tools", "LSP"}, env(nil), io.Discard, io.Discard)
+	if err != nil || !cfg.Disabled["lsp"] {
+		t.Errorf("--disable-tools LSP: err=%v disabled=%v", err, cfg != nil && cfg.Disabled["lsp"])
 	}
 }
+
+// program is boris's as the command line knows it: its tools' names come
+// from their declarations.
+var program = Program{Version: "1.2.3", Tools: catalog.Naming()}

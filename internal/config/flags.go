@@ -25,9 +25,9 @@ type FlagDoc struct {
 // Flags describes every flag Parse accepts, in declaration order, leaving
 // out --help and the hidden, deprecated spellings: the source of the
 // generated flag reference, so that it cannot drift from the parser.
-func Flags() ([]FlagDoc, error) {
+func Flags(p Program) ([]FlagDoc, error) {
 	var c cli
-	parser, err := kong.New(&c, kong.Name("boris"), kong.Writers(io.Discard, io.Discard))
+	parser, err := kong.New(&c, p.vars(), kong.Name("boris"), kong.Writers(io.Discard, io.Discard))
 	if err != nil {
 		return nil, fmt.Errorf("build command line: %w", err)
 	}

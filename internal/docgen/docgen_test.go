@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/boris-mcp/boris/internal/config"
+	"github.com/boris-mcp/boris/internal/dialect"
+	"github.com/boris-mcp/boris/internal/tool/catalog"
 )
 
 // root is the repository root, seen from this package's directory.
@@ -50,7 +52,7 @@ func TestFlagsPageCoversEveryFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	flags, err := config.Flags()
+	flags, err := config.Flags(Program)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,20 +75,12 @@ func TestFlagsPageCoversEveryFlag(t *testing.T) {
 }
 
 // TestToolsPageListsEachModesTools checks that each mode's section holds
-// the tools that mode registers and none of another mode's.
+// every tool its declarations give that mode (the page's configuration
+// can serve them all) and none that only another mode has.
 func TestToolsPageListsEachModesTools(t *testing.T) {
-	want := map[string][]string{
-		"":                   {"bash", "view", "str_replace", "create_file", "apply_patch", "grep", "find", "task_output", "task_input", "task_kill", "checkpoint", "lsp"},
-		"--anthropic-compat": {"bash", "str_replace_editor", "Glob", "grep", "LSP"},
-		"--openai-compat":    {"shell", "exec_command", "write_stdin", "apply_patch"},
-	}
-	absent := map[string][]string{
-		"":                   {"shell", "str_replace_editor", "Glob"},
-		"--anthropic-compat": {"view", "shell", "find"},
-		"--openai-compat":    {"bash", "view", "grep"},
-	}
-	for _, m := range Modes {
-		ts, err := ListTools(t.Context(), m.Flag)
+	specs := catalog.Specs(catalog.Options{})
+	for _, m := range dialect.Modes {
+		ts, err := ListTools(t.Context(), m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,18 +88,27 @@ func TestToolsPageListsEachModesTools(t *testing.T) {
 		for _, tool := range ts {
 			got[tool.Name] = true
 			if tool.Description == "" {
-				t.Errorf("%s %s: no description", m.Flag, tool.Name)
+				t.Errorf("%s %s: no description", m, tool.Name)
 			}
 		}
-		for _, name := range want[m.Flag] {
-			if !got[name] {
-				t.Errorf("mode %q: %s not registered", m.Flag, name)
+		mine := map[string]bool{}
+		for _, sp := range specs {
+			if name, ok := sp.Names[m]; ok {
+				mine[name] = true
+				if !got[name] {
+					t.Errorf("mode %s: %s not registered", m, name)
+				}
 			}
 		}
-		for _, name := range absent[m.Flag] {
-			if got[name] {
-				t.Errorf("mode %q: %s registered", m.Flag, name)
+		for _, sp := range specs {
+			for _, name := range sp.Names {
+				if got[name] && !mine[name] {
+					t.Errorf("mode %s: %s registered", m, name)
+				}
 			}
+		}
+		if len(got) != len(mine) {
+			t.Errorf("mode %s: %d tools registered, %d declared", m, len(got), len(mine))
 		}
 	}
 	page, err := ToolsPage()

@@ -1,7 +1,6 @@
 package results
 
 import (
-	"github.com/boris-mcp/boris/internal/dialect"
 	"github.com/boris-mcp/boris/internal/lsp"
 )
 
@@ -132,5 +131,5 @@ func locationOf(l lsp.Loc) Location {
 }
 
 func diagnosticOf(d lsp.Diag) Diagnostic {
-	return Diagnostic{Path: d.Loc.Path, Line: d.Loc.Line, Col: d.Loc.Col, Severity: dialect.SeverityName(d.Severity), Message: d.Message, Source: d.Source, Code: d.Code, Text: d.Loc.Text}
+	return Diagnostic{Path: d.Loc.Path, Line: d.Loc.Line, Col: d.Loc.Col, Severity: lsp.SeverityName(d.Severity), Message: d.Message, Source: d.Source, Code: d.Code, Text: d.Loc.Text}
 }

@@ -11,10 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/boris-mcp/boris/internal/config"
-	"github.com/boris-mcp/boris/internal/files"
 	"github.com/boris-mcp/boris/internal/scope"
 	"github.com/boris-mcp/boris/internal/session"
-	"github.com/boris-mcp/boris/internal/tools"
 )
 
 // BenchmarkToolCallByEra is one small view over loopback HTTP through the
@@ -25,13 +23,12 @@ func BenchmarkToolCallByEra(b *testing.B) {
 	for _, era := range []struct{ name, version string }{{"stateless", ""}, {"handshake", "2025-11-25"}} {
 		b.Run(era.name, func(b *testing.B) {
 			dir := b.TempDir()
-			cfg, err := config.Parse([]string{"--workdir=" + dir}, func(string) string { return "" }, "test", io.Discard, io.Discard)
+			cfg, err := config.Parse(testProgram, []string{"--workdir=" + dir}, func(string) string { return "" }, io.Discard, io.Discard)
 			if err != nil {
 				b.Fatal(err)
 			}
 			policy, _ := scope.New(nil, nil, dir)
-			set, err := tools.NewSet(tools.Deps{Config: cfg, Policy: policy, Logger: slog.New(slog.DiscardHandler),
-				Files: files.New(files.Options{Policy: policy, MaxFileSize: cfg.MaxFileSize})})
+			set, err := testSet(cfg, policy, slog.New(slog.DiscardHandler), nil, false)
 			if err != nil {
 				b.Fatal(err)
 			}

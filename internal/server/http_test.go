@@ -23,7 +23,9 @@ import (
 	"github.com/boris-mcp/boris/internal/scope"
 	"github.com/boris-mcp/boris/internal/session"
 	"github.com/boris-mcp/boris/internal/shell"
-	"github.com/boris-mcp/boris/internal/tools"
+	"github.com/boris-mcp/boris/internal/tool"
+	"github.com/boris-mcp/boris/internal/tool/catalog"
+	"github.com/boris-mcp/boris/internal/tool/exec"
 )
 
 const testToken = "t0k3n-Secret_value"
@@ -58,8 +60,8 @@ type testServer struct {
 func serve(t *testing.T, headerTimeout, bodyTimeout time.Duration) *testServer {
 	t.Helper()
 	dir := t.TempDir()
-	cfg, err := config.Parse([]string{"--workdir=" + dir, "--token=" + testToken, "--max-file-size=4KB", "--log-level=debug"},
-		func(string) string { return "" }, "test", io.Discard, io.Discard)
+	cfg, err := config.Parse(testProgram, []string{"--workdir=" + dir, "--token=" + testToken, "--max-file-size=4KB", "--log-level=debug"},
+		func(string) string { return "" }, io.Discard, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,10 +72,7 @@ func serve(t *testing.T, headerTimeout, bodyTimeout time.Duration) *testServer {
 		t.Fatal(err)
 	}
 	m := metrics.New("test")
-	set, err := tools.NewSet(tools.Deps{
-		Config: cfg, Policy: policy, Logger: logger, Observer: m,
-		Files: files.New(files.Options{Policy: policy, MaxFileSize: cfg.MaxFileSize, RequireViewBeforeEdit: true}),
-	})
+	set, err := testSet(cfg, policy, logger, m, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,13 +372,12 @@ func TestCleanShutdownIsQuiet(t *testing.T) {
 // process's session: the server here serves no HTTP), and closes.
 func BenchmarkNewSession(b *testing.B) {
 	dir := b.TempDir()
-	cfg, err := config.Parse([]string{"--workdir=" + dir}, func(string) string { return "" }, "test", io.Discard, io.Discard)
+	cfg, err := config.Parse(testProgram, []string{"--workdir=" + dir}, func(string) string { return "" }, io.Discard, io.Discard)
 	if err != nil {
 		b.Fatal(err)
 	}
 	policy, _ := scope.New(cfg.AllowDirs, cfg.DenyPatterns, cfg.Workdir)
-	set, err := tools.NewSet(tools.Deps{Config: cfg, Policy: policy, Logger: slog.New(slog.DiscardHandler),
-		Files: files.New(files.Options{Policy: policy, MaxFileSize: cfg.MaxFileSize})})
+	set, err := testSet(cfg, policy, slog.New(slog.DiscardHandler), nil, false)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -403,4 +401,18 @@ func BenchmarkNewSession(b *testing.B) {
 		cs.Close()
 		ss.Wait()
 	}
+}
+
+// testProgram is boris's command line with its tools' names.
+var testProgram = config.Program{Version: "test", Tools: catalog.Naming()}
+
+// testSet builds the tool set of cfg (without language servers or
+// checkpoints) for a server test.
+func testSet(cfg *config.Config, policy *scope.Policy, logger *slog.Logger, obs tool.Observer, viewFirst bool) (*tool.Set, error) {
+	env := tool.Env{
+		Mode: cfg.Dialect, Workdir: cfg.Workdir, Policy: policy, Logger: logger, Observer: obs,
+		Files:      files.New(files.Options{Policy: policy, MaxFileSize: cfg.MaxFileSize, RequireViewBeforeEdit: viewFirst}),
+		Structured: cfg.StructuredContent, SessionIdleTimeout: cfg.SessionIdleTimeout, Disabled: cfg.DisableTools,
+	}
+	return catalog.NewSet(env, catalog.Options{Exec: exec.Options{Shell: cfg.Shell, Timeout: cfg.BashTimeout, TTYCols: cfg.TTYCols, TTYRows: cfg.TTYRows}})
 }

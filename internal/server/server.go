@@ -30,7 +30,7 @@ import (
 	"github.com/boris-mcp/boris/internal/session"
 	"github.com/boris-mcp/boris/internal/telemetry"
 	"github.com/boris-mcp/boris/internal/tokens"
-	"github.com/boris-mcp/boris/internal/tools"
+	"github.com/boris-mcp/boris/internal/tool"
 )
 
 // Metrics is what the server reports; the metrics package implements it.
@@ -47,7 +47,7 @@ type Deps struct {
 	Config   *config.Config
 	Version  string
 	Logger   *slog.Logger
-	Tools    *tools.Set
+	Tools    *tool.Set
 	Sessions session.Options
 	Metrics  Metrics // may be nil
 	// Tracing makes the spans of MCP requests (nil: tracing is off).
@@ -145,39 +145,13 @@ func New(deps Deps) *Server {
 		},
 	})
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "boris", Version: deps.Version}, &mcp.ServerOptions{
-		Instructions: Instructions(deps.Config),
+		Instructions: deps.Tools.Instructions(deps.Config.AllowDirs, deps.Config.DenyPatterns),
 		Logger:       s.sdkLogger,
 		Capabilities: &mcp.ServerCapabilities{},
 	})
 	deps.Tools.Register(s.mcp, s)
 	s.mcp.AddReceivingMiddleware(s.middleware)
 	return s
-}
-
-// Instructions is the text sent to clients in the initialize and
-// server/discover results.
-func Instructions(cfg *config.Config) string {
-	var b strings.Builder
-	mover := "cd in bash"
-	if cfg.OpenAICompat {
-		mover = "a cd inside a bash -lc shell command"
-	}
-	fmt.Fprintf(&b, "boris serves coding tools for the working directory %s. Relative paths in every tool resolve against the session's current directory, which %s changes.", cfg.Workdir, mover)
-	if len(cfg.AllowDirs) > 0 {
-		fmt.Fprintf(&b, " The file tools may only access these directories: %s.", strings.Join(cfg.AllowDirs, ", "))
-	}
-	if len(cfg.DenyPatterns) > 0 {
-		fmt.Fprintf(&b, " These paths are denied to the file tools: %s.", strings.Join(cfg.DenyPatterns, ", "))
-	}
-	switch {
-	case cfg.OpenAICompat:
-		if cfg.ToolEnabled(config.ToolApplyPatch) {
-			b.WriteString(" Edit files with apply_patch.")
-		}
-	case cfg.ToolEnabled(config.ToolView) || cfg.ToolEnabled(config.ToolStrReplace):
-		b.WriteString(" View a file before editing it.")
-	}
-	return b.String()
 }
 
 func newID() string {
@@ -209,7 +183,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				ctx, stop = withCancelFrom(ctx, httpCtx)
 				defer stop()
 			}
-			ctx = tools.WithCaller(ctx, s.caller(req))
+			ctx = tool.WithCaller(ctx, s.caller(req))
 		}
 		if s.deps.Tracing == nil {
 			return next(ctx, method, req)
@@ -270,8 +244,8 @@ func (s *Server) transportName() string {
 }
 
 // caller says who makes a tool call, for its audit record.
-func (s *Server) caller(req mcp.Request) tools.Caller {
-	c := tools.Caller{Credential: credential(req.GetExtra()), Era: eraOf(req), Transport: s.transportName()}
+func (s *Server) caller(req mcp.Request) tool.Caller {
+	c := tool.Caller{Credential: credential(req.GetExtra()), Era: eraOf(req), Transport: s.transportName()}
 	if meta := metaOf(req); meta != nil {
 		if info, ok := meta[mcp.MetaKeyClientInfo].(map[string]any); ok {
 			name, _ := info["name"].(string)
@@ -320,7 +294,7 @@ func (s *Server) watchTransport(ss *mcp.ServerSession, cred string) {
 	}()
 }
 
-// Resolve finds the session of a tool call (tools.Sessions): the session
+// Resolve finds the session of a tool call (tool.Sessions): the session
 // its handle names under the caller's credential, a new one for "new",
 // else the caller's implicit session — over stdio the process's one, for
 // a handshake-era HTTP connection the one of its Mcp-Session-Id, and over

@@ -1,0 +1,32 @@
+package tool
+
+import (
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/boris-mcp/boris/internal/audit"
+	"github.com/boris-mcp/boris/internal/dialect"
+	"github.com/boris-mcp/boris/internal/files"
+	"github.com/boris-mcp/boris/internal/session"
+)
+
+// Call is what a handler gets besides its arguments: the session it runs
+// in, the request, the process-wide environment and its audit record.
+type Call struct {
+	Sess *session.Session
+	Req  *mcp.CallToolRequest
+	Env  *Env
+	// Rec is the call's audit record: the handler adds the essentials of
+	// what it was asked (command, paths, pattern, …) and what came of it.
+	Rec *audit.Record
+}
+
+// FileCtx is the session side of a file operation. The edit history is kept
+// where undo_edit is offered (Claude's dialect), so that it can undo any
+// edit, a patch's included.
+func (c *Call) FileCtx() files.Ctx {
+	fc := files.Ctx{Cwd: c.Sess.Cwd(), Viewed: c.Sess}
+	if c.Env.Mode == dialect.Claude {
+		fc.History = c.Sess
+	}
+	return fc
+}
