@@ -21,6 +21,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/boris-mcp/boris/internal/app"
+	"github.com/boris-mcp/boris/internal/config"
+	"github.com/boris-mcp/boris/internal/lsp"
+	"github.com/boris-mcp/boris/internal/tool"
+	"github.com/boris-mcp/boris/internal/tool/catalog"
+	"github.com/boris-mcp/boris/internal/tool/checkpoint"
+	exectool "github.com/boris-mcp/boris/internal/tool/exec"
 )
 
 // binPath is the boris binary built once for the tests that run it as a
@@ -328,6 +334,30 @@ func mustErr(t *testing.T, cs *mcp.ClientSession, name string, args map[string]a
 		t.Fatalf("%s: want [%s], got isError=%v %q", name, code, isErr, text)
 	}
 	return text
+}
+
+// declaredTools are the names, sorted as tools/list gives them, of the
+// tools the declarations (internal/tool/catalog) give a server started with
+// args on this machine: its dialect, --disable-tools, and whether it has a
+// shell, language servers and checkpoints.
+func declaredTools(t *testing.T, args ...string) []string {
+	t.Helper()
+	cfg, err := config.Parse(config.Program{Version: "test", Tools: catalog.Naming()}, append([]string{"--workdir", t.TempDir()}, args...), func(string) string { return "" }, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := tool.Env{Mode: cfg.Dialect, Disabled: cfg.DisableTools}
+	if !cfg.LSPOff {
+		env.LSP = lsp.New(lsp.Options{Workdir: cfg.Workdir})
+	}
+	set, err := catalog.NewSet(env, catalog.Options{
+		Exec:       exectool.Options{Shell: cfg.Shell},
+		Checkpoint: checkpoint.Options{On: cfg.Checkpoints},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.Sorted(slices.Values(set.Names()))
 }
 
 func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
