@@ -103,8 +103,8 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	m := metrics.New(ver)
 	g := guard.New(guard.Config{
-		MaxProcs: cfg.Commands.MaxProcs, Memory: cfg.Commands.Memory, FileSize: cfg.Commands.FileSize,
-		Nice: cfg.Commands.Nice, Off: cfg.Commands.Unguarded, Logger: logger,
+		MaxProcs: cfg.Limits.MaxProcs, Memory: cfg.Limits.Memory, FileSize: cfg.Limits.FileSize,
+		Nice: cfg.Limits.Nice, Off: cfg.Limits.Unguarded, Logger: logger,
 	})
 	logger.Info("commands guarded: " + g.Describe())
 	go g.Watch(ctx)
@@ -208,7 +208,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return err
 	}
 	var certs *tlscert.Reloader
-	deps := server.Deps{Config: cfg, Version: ver, Logger: logger, Tools: set, Sessions: sessOpts, Metrics: m, Sandbox: sandboxHealth(sb), Tracing: tracing, Tokens: toks}
+	deps := server.Deps{Options: serverOptions(cfg), Version: ver, Logger: logger, Tools: set, Sessions: sessOpts, Metrics: m, Sandbox: sandboxHealth(sb), Tracing: tracing, Tokens: toks}
 	if lspMgr != nil {
 		// Language servers serve sessions: with none left, they stop
 		// (and start again for the next one).
@@ -259,6 +259,15 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	err = srv.ServeHTTP(ctx, ln, m.Handler())
 	logger.Info("boris stopped")
 	return err
+}
+
+// serverOptions are the server's settings.
+func serverOptions(cfg *config.Config) server.Options {
+	return server.Options{
+		SessionIdleTimeout: cfg.SessionIdleTimeout, MaxSessions: cfg.MaxSessions, MaxFileSize: cfg.MaxFileSize,
+		AllowOrigins: cfg.AllowOrigins, Tokens: cfg.Tokens, LogLevel: cfg.LogLevel,
+		AllowDirs: cfg.AllowDirs, DenyPatterns: cfg.DenyPatterns,
+	}
 }
 
 // toolOptions are the settings of the tool families that have their own.

@@ -40,34 +40,40 @@ const (
 	TransportStdio = "stdio"
 )
 
-// Config is the resolved, immutable configuration of one boris process.
+// Config is the resolved, immutable configuration of one boris process:
+// one part per concern, each embedded so that its fields read as the
+// Config's own, and each handed whole to what it configures.
 type Config struct {
+	Server
+	Auth
+	Tools
+	Commands
+	Sandboxing
+	CodeIntel
+	Checkpointing
+	Operations
+	// Warnings are messages to log once the logger exists (deprecated
+	// spellings, contradictory settings).
+	Warnings []string
+}
+
+// Server is how boris serves MCP.
+type Server struct {
 	Transport string
 	// Host is the address HTTP listens on; HostLoopback says whether every
 	// address it stands for is a loopback address.
 	Host         string
 	HostLoopback bool
 	Port         int
-	// Workdir is absolute and free of symlinks.
-	Workdir string
-	// BashTimeout is the default timeout of a bash call.
-	BashTimeout time.Duration
-	// AllowDirs are absolute, symlink-free directories; empty means no limit.
-	AllowDirs []string
-	// DenyPatterns are the raw --deny-dir values (directories or globs).
-	DenyPatterns []string
-	// DisableTools are the --disable-tools names as given (any dialect's
-	// name of a tool; --no-bash adds bash), and Disabled what they come to:
-	// boris's names of the tools they turn off.
-	DisableTools          []string
-	Disabled              map[string]bool
-	MaxFileSize           int64
-	RequireViewBeforeEdit bool
-	// BackgroundTaskTimeout is zero for no limit.
-	BackgroundTaskTimeout time.Duration
-	// Dialect is the tools' dialect: boris's own, Claude's
-	// (--anthropic-compat) or OpenAI's (--openai-compat).
-	Dialect dialect.Mode
+	// MaxSessions bounds the live sessions of every kind.
+	MaxSessions        int
+	SessionIdleTimeout time.Duration
+	// Healthcheck asks for a probe of a running server instead of a server.
+	Healthcheck bool
+}
+
+// Auth is who may call /mcp, and over what.
+type Auth struct {
 	// Tokens are the bearer tokens of --token, accepted on /mcp, each its
 	// own credential; with no TokenFile either, none means no auth.
 	Tokens []string
@@ -95,27 +101,51 @@ type Config struct {
 	// kept, not resolved: a Secret volume's files are symlinks that a
 	// rotation points elsewhere.
 	TLSCert, TLSKey string
-	// MaxSessions bounds the live sessions of every kind.
-	MaxSessions int
+}
+
+// Tools is what the tools are and what the file tools may reach.
+type Tools struct {
+	// Workdir is absolute and free of symlinks.
+	Workdir string
+	// AllowDirs are absolute, symlink-free directories; empty means no limit.
+	AllowDirs []string
+	// DenyPatterns are the raw --deny-dir values (directories or globs).
+	DenyPatterns []string
+	// DisableTools are the --disable-tools names as given (any dialect's
+	// name of a tool; --no-bash adds bash), and Disabled what they come to:
+	// boris's names of the tools they turn off.
+	DisableTools          []string
+	Disabled              map[string]bool
+	MaxFileSize           int64
+	RequireViewBeforeEdit bool
+	// Dialect is the tools' dialect: boris's own, Claude's
+	// (--anthropic-compat) or OpenAI's (--openai-compat).
+	Dialect dialect.Mode
+	// StructuredContent is whether tools declare an output schema and
+	// answer with structuredContent beside their text (--structured-content;
+	// auto is what the dialect says).
+	StructuredContent bool
+}
+
+// Commands is how commands run.
+type Commands struct {
 	// Shell is the absolute path of the shell for the bash tool, or empty
 	// when none exists (the shell tools are then not registered).
 	Shell string
 	// ShellSource says how Shell was chosen ("--shell", "detected", "none").
-	ShellSource        string
-	SessionIdleTimeout time.Duration
-	LogLevel           slog.Level
-	LogFormat          string
-	// Audit is what the audit record of a tool call holds: AuditFull,
-	// AuditPaths (no command or input text) or AuditOff (no record).
-	Audit string
-	// Warnings are messages to log once the logger exists (deprecated
-	// spellings, a missing shell).
-	Warnings []string
-	// Healthcheck asks for a probe of a running server instead of a server.
-	Healthcheck bool
-	// Commands are the limits every command runs under.
-	Commands Commands
+	ShellSource string
+	// BashTimeout is the default timeout of a bash call.
+	BashTimeout time.Duration
+	// BackgroundTaskTimeout is zero for no limit.
+	BackgroundTaskTimeout time.Duration
+	// TTYCols and TTYRows are the size of the terminal of a tty command.
+	TTYCols, TTYRows int
+	// Limits are the limits every command runs under.
+	Limits Limits
+}
 
+// Sandboxing is the kernel sandbox commands run in.
+type Sandboxing struct {
 	// SandboxMode is --sandbox as given: SandboxAuto, SandboxOn or
 	// SandboxOff. Sandbox is what it came to (see SandboxWanted): commands
 	// run under Landlock, each session's in a domain of its own.
@@ -128,37 +158,44 @@ type Config struct {
 	// the TCP ports commands may connect to).
 	SandboxNet   string
 	SandboxPorts []uint16
+}
 
-	// TTYCols and TTYRows are the size of the terminal of a tty command.
-	TTYCols, TTYRows int
-
-	// StructuredContent is whether tools declare an output schema and
-	// answer with structuredContent beside their text (--structured-content;
-	// auto is on, except in --anthropic-compat).
-	StructuredContent bool
-	// Language servers. LSPOff (--lsp off) runs none: no lsp tool, no
-	// diagnostics in edits. LSPServers are the --lsp LANG=COMMAND entries
-	// by canonical language name (a nil command turns that language off).
-	// LSPIdleTimeout stops a server nobody used for that long.
-	// Diagnostics (--diagnostics on) appends the errors an edit
-	// introduced to its answer, waiting at most DiagnosticsWait.
+// CodeIntel is the language servers. LSPOff (--lsp off) runs none: no lsp
+// tool, no diagnostics in edits. LSPServers are the --lsp LANG=COMMAND
+// entries by canonical language name (a nil command turns that language
+// off). LSPIdleTimeout stops a server nobody used for that long.
+// Diagnostics (--diagnostics on) appends the errors an edit introduced to
+// its answer, waiting at most DiagnosticsWait.
+type CodeIntel struct {
 	LSPOff          bool
 	LSPServers      map[string][]string
 	LSPIdleTimeout  time.Duration
 	Diagnostics     bool
 	DiagnosticsWait time.Duration
-	// Checkpoints is --checkpoints on: the workspace is checkpointed
-	// before every call that can change it and the checkpoint tool is
-	// served. CheckpointDir is the directory of the stores (absolute,
-	// outside the workspace), CheckpointMaxBytes its bound and
-	// CheckpointMaxFileSize the largest file whose content is kept.
-	// CheckpointUnavailable, when set, says why no default directory could
-	// be used: the tool then answers CHECKPOINT_DISABLED with it.
+}
+
+// Checkpointing is the checkpoint store. Checkpoints is --checkpoints on:
+// the workspace is checkpointed before every call that can change it and
+// the checkpoint tool is served. CheckpointDir is the directory of the
+// stores (absolute, outside the workspace), CheckpointMaxBytes its bound
+// and CheckpointMaxFileSize the largest file whose content is kept.
+// CheckpointUnavailable, when set, says why no default directory could be
+// used: the tool then answers CHECKPOINT_DISABLED with it.
+type Checkpointing struct {
 	Checkpoints           bool
 	CheckpointDir         string
 	CheckpointMaxBytes    int64
 	CheckpointMaxFileSize int64
 	CheckpointUnavailable string
+}
+
+// Operations is what boris tells its operator.
+type Operations struct {
+	LogLevel  slog.Level
+	LogFormat string
+	// Audit is what the audit record of a tool call holds: AuditFull,
+	// AuditPaths (no command or input text) or AuditOff (no record).
+	Audit string
 }
 
 // MaxDiagnosticsWait is the longest --diagnostics-wait: an edit's answer is
@@ -211,51 +248,57 @@ const (
 // getenv function handed to Parse, never from the process environment
 // directly, so tests can run the whole CLI in-process.
 type cli struct {
-	Transport             string   `help:"Transport: http or stdio." default:"http" envvar:"BORIS_TRANSPORT"`
-	Host                  string   `help:"HTTP listen address: 127.0.0.1 (this machine only), 0.0.0.0 or :: (every interface), or one address." default:"127.0.0.1" envvar:"BORIS_HOST"`
-	Port                  int      `help:"HTTP listen port (0 picks a free port)." default:"8080" envvar:"BORIS_PORT"`
-	Workdir               string   `help:"Initial working directory." default:"." envvar:"BORIS_WORKDIR"`
-	Timeout               int      `help:"Default bash timeout in seconds." default:"120" envvar:"BORIS_TIMEOUT"`
-	AllowDir              []string `sep:"none" help:"Directory the file tools may touch (repeatable)." placeholder:"DIR" envvar:"BORIS_ALLOW_DIRS"`
-	DenyDir               []string `sep:"none" help:"Denied directory or glob such as **/.env (repeatable); deny beats allow." placeholder:"PATTERN" envvar:"BORIS_DENY_DIRS"`
-	DisableTools          []string `help:"Tool names not to register (repeatable): ${tools}." placeholder:"TOOL" envvar:"BORIS_DISABLE_TOOLS"`
-	MaxFileSize           string   `help:"Largest file view reads and create_file/str_replace write (B, KB, MB, GB or bytes)." default:"10MB" envvar:"BORIS_MAX_FILE_SIZE"`
-	RequireViewBeforeEdit string   `help:"Refuse edits of files not viewed in the session: auto, true, false." default:"auto" envvar:"BORIS_REQUIRE_VIEW_BEFORE_EDIT"`
-	BackgroundTaskTimeout int      `help:"Seconds a background task may live (0 = no limit)." default:"0" envvar:"BORIS_BACKGROUND_TASK_TIMEOUT"`
-	AnthropicCompat       bool     `help:"Serve the tools Claude models are trained on (bash, str_replace_editor), answering as Anthropic's reference tools do." envvar:"BORIS_ANTHROPIC_COMPAT"`
-	OpenaiCompat          bool     `name:"openai-compat" help:"Serve the tools OpenAI's coding models are trained on (shell, apply_patch), answering as Codex does." envvar:"BORIS_OPENAI_COMPAT"`
-	Token                 []string `help:"Bearer token required on /mcp (HTTP mode; repeatable: each token is its own credential with its own sessions)." placeholder:"TOKEN" envvar:"BORIS_TOKEN"`
-	TokenFile             string   `name:"token-file" help:"File of bearer tokens, one per line (blank lines and # comments skipped), each its own credential as with --token; reloaded when it changes: a removed token's sessions are closed. Denied to the tools." placeholder:"FILE" envvar:"BORIS_TOKEN_FILE"`
-	GenerateToken         bool     `help:"Generate a random token at start-up and print it once to stderr." envvar:"BORIS_GENERATE_TOKEN"`
-	NoAuth                bool     `help:"Serve /mcp without a token on a non-loopback address: the network is trusted (e.g. behind an authenticating proxy)." envvar:"BORIS_NO_AUTH"`
-	AllowOrigin           []string `help:"Browser origin allowed to call /mcp, e.g. https://app.example.com (repeatable; * allows any). Requests with another Origin get 403." placeholder:"ORIGIN" envvar:"BORIS_ALLOW_ORIGINS"`
-	TLSCert               string   `name:"tls-cert" help:"PEM certificate (leaf first, then intermediates) to serve HTTPS with instead of HTTP, on the same port; reloaded when the file changes. Needs --tls-key." placeholder:"FILE" envvar:"BORIS_TLS_CERT"`
-	TLSKey                string   `name:"tls-key" help:"PEM private key of the --tls-cert certificate; reloaded with it." placeholder:"FILE" envvar:"BORIS_TLS_KEY"`
-	MaxSessions           int      `help:"Most sessions alive at once, of every kind; when full, the least recently used idle one is closed." default:"1000" envvar:"BORIS_MAX_SESSIONS"`
-	Shell                 string   `help:"Shell for the bash tool (default: /bin/bash, else /bin/sh)." envvar:"BORIS_SHELL"`
-	SessionIdleTimeout    string   `help:"Close sessions idle this long, terminating their processes (0 = never)." default:"10m" envvar:"BORIS_SESSION_IDLE_TIMEOUT"`
-	LogLevel              string   `help:"Log level: debug, info, warn, error." default:"info" envvar:"BORIS_LOG_LEVEL"`
-	LogFormat             string   `help:"Log format: text or json." default:"text" envvar:"BORIS_LOG_FORMAT"`
-	Audit                 string   `help:"Audit record of every tool call, logged at info whatever --log-level: full (with the command text), paths (without command or input text), off." default:"full" envvar:"BORIS_AUDIT"`
-	Sandbox               string   `help:"Run bash commands under a Landlock sandbox (Linux), each session's in a domain of its own: auto (on when more than one token is configured), on or off. On: writes only in the allowed dirs (or workdir), the temp dir and --sandbox-write paths; --deny-dir paths unreadable; no signal or /proc access to another session's processes or to boris." default:"auto" envvar:"BORIS_SANDBOX"`
-	SandboxWrite          []string `sep:"none" help:"Extra path sandboxed commands may write, e.g. a build cache (repeatable)." placeholder:"PATH" envvar:"BORIS_SANDBOX_WRITE"`
-	SandboxNet            string   `help:"TCP for sandboxed commands: allow, deny, or the ports they may connect to (e.g. 443,80; binds refused)." default:"allow" envvar:"BORIS_SANDBOX_NET"`
-	CommandMaxProcs       int      `name:"command-max-procs" help:"Most processes one command may add (0: half of the free slots below the container's pids limit, keeping a reserve for boris). Needs boris to run as a non-root user." default:"0" envvar:"BORIS_COMMAND_MAX_PROCS"`
-	CommandMemory         string   `name:"command-memory" help:"Largest data segment (RLIMIT_DATA: heap and private mappings) of each command process (B, KB, MB, GB; 0 = none). The container's memory limit applies anyway." default:"0" envvar:"BORIS_COMMAND_MEMORY"`
-	CommandFileSize       string   `name:"command-file-size" help:"Largest file a command process may write (RLIMIT_FSIZE; B, KB, MB, GB; 0 = none)." default:"0" envvar:"BORIS_COMMAND_FILE_SIZE"`
-	CommandNice           int      `name:"command-nice" help:"Scheduling priority of commands, 1 to 19 (boris runs at 0); a command still running after a second goes to 19." default:"10" envvar:"BORIS_COMMAND_NICE"`
-	TTYSize               string   `name:"tty-size" help:"Size of the terminal of a bash command run with tty: true, COLSxROWS." default:"120x40" envvar:"BORIS_TTY_SIZE"`
-	StructuredContent     string   `name:"structured-content" help:"Answer with structuredContent and declare each tool's outputSchema (results a program reads without parsing text): auto (on, except with --anthropic-compat), on, off." default:"auto" envvar:"BORIS_STRUCTURED_CONTENT"`
-	LSP                   []string `name:"lsp" sep:"none" help:"Language server of a language, LANG=COMMAND (repeatable): go, c (C and C++), python, typescript (and JavaScript), rust; e.g. python=pylsp, rust=off; or off to run none. Default: gopls, clangd, pyright-langserver or pylsp, typescript-language-server, rust-analyzer when on PATH." placeholder:"LANG=COMMAND" envvar:"BORIS_LSP"`
-	LSPIdleTimeout        string   `name:"lsp-idle-timeout" help:"Stop a language server nobody used for this long (it starts again when needed)." default:"10m" envvar:"BORIS_LSP_IDLE_TIMEOUT"`
-	Diagnostics           string   `help:"Append the errors an edit introduced, as the file's language server reports them, to the edit's answer: on or off." default:"on" envvar:"BORIS_DIAGNOSTICS"`
-	DiagnosticsWait       string   `help:"Longest wait of an edit's answer for the language server's diagnostics (at most 10s)." default:"2s" envvar:"BORIS_DIAGNOSTICS_WAIT"`
-	Checkpoints           string   `help:"Checkpoint the workspace before every call that can change it, and serve the checkpoint tool (create, list, diff, restore): on or off." default:"on" envvar:"BORIS_CHECKPOINTS"`
-	CheckpointDir         string   `help:"Directory of the checkpoint stores, outside the workspace (default: $XDG_STATE_HOME/boris/checkpoints, else ~/.local/state/boris/checkpoints, else boris-checkpoints-UID in the temp dir)." placeholder:"DIR" envvar:"BORIS_CHECKPOINT_DIR"`
-	CheckpointMaxBytes    string   `help:"Most the checkpoint directory may hold (B, KB, MB, GB); the oldest checkpoints are pruned first." default:"1GB" envvar:"BORIS_CHECKPOINT_MAX_BYTES"`
-	CheckpointMaxFileSize string   `help:"Largest file whose content checkpoints keep; a larger one is recorded (size, time, mode) but cannot be restored." default:"32MB" envvar:"BORIS_CHECKPOINT_MAX_FILE_SIZE"`
-	Version               bool     `help:"Print the version and exit."`
-	Healthcheck           bool     `help:"Probe a running server's /health on 127.0.0.1:--port (over HTTPS with --tls-cert) and exit 0 if it is healthy (for container health checks)."`
+	Transport          string `group:"server" help:"Transport: http or stdio." default:"http" envvar:"BORIS_TRANSPORT"`
+	Host               string `group:"server" help:"HTTP listen address: 127.0.0.1 (this machine only), 0.0.0.0 or :: (every interface), or one address." default:"127.0.0.1" envvar:"BORIS_HOST"`
+	Port               int    `group:"server" help:"HTTP listen port (0 picks a free port)." default:"8080" envvar:"BORIS_PORT"`
+	MaxSessions        int    `group:"server" help:"Most sessions alive at once, of every kind; when full, the least recently used idle one is closed." default:"1000" envvar:"BORIS_MAX_SESSIONS"`
+	SessionIdleTimeout string `group:"server" help:"Close sessions idle this long, terminating their processes (0 = never)." default:"10m" envvar:"BORIS_SESSION_IDLE_TIMEOUT"`
+
+	Token         []string `group:"auth" help:"Bearer token required on /mcp (HTTP mode; repeatable: each token is its own credential with its own sessions)." placeholder:"TOKEN" envvar:"BORIS_TOKEN"`
+	TokenFile     string   `group:"auth" name:"token-file" help:"File of bearer tokens, one per line (blank lines and # comments skipped), each its own credential as with --token; reloaded when it changes: a removed token's sessions are closed. Denied to the tools." placeholder:"FILE" envvar:"BORIS_TOKEN_FILE"`
+	GenerateToken bool     `group:"auth" help:"Generate a random token at start-up and print it once to stderr." envvar:"BORIS_GENERATE_TOKEN"`
+	NoAuth        bool     `group:"auth" help:"Serve /mcp without a token on a non-loopback address: the network is trusted (e.g. behind an authenticating proxy)." envvar:"BORIS_NO_AUTH"`
+	AllowOrigin   []string `group:"auth" help:"Browser origin allowed to call /mcp, e.g. https://app.example.com (repeatable; * allows any). Requests with another Origin get 403." placeholder:"ORIGIN" envvar:"BORIS_ALLOW_ORIGINS"`
+	TLSCert       string   `group:"auth" name:"tls-cert" help:"PEM certificate (leaf first, then intermediates) to serve HTTPS with instead of HTTP, on the same port; reloaded when the file changes. Needs --tls-key." placeholder:"FILE" envvar:"BORIS_TLS_CERT"`
+	TLSKey        string   `group:"auth" name:"tls-key" help:"PEM private key of the --tls-cert certificate; reloaded with it." placeholder:"FILE" envvar:"BORIS_TLS_KEY"`
+
+	Workdir               string   `group:"tools" help:"Initial working directory." default:"." envvar:"BORIS_WORKDIR"`
+	AllowDir              []string `group:"tools" sep:"none" help:"Directory the file tools may touch (repeatable). Without any, they reach every path boris's user can, except --deny-dir." placeholder:"DIR" envvar:"BORIS_ALLOW_DIRS"`
+	DenyDir               []string `group:"tools" sep:"none" help:"Denied directory or glob such as **/.env (repeatable); deny beats allow." placeholder:"PATTERN" envvar:"BORIS_DENY_DIRS"`
+	DisableTools          []string `group:"tools" help:"Tool names not to register (repeatable): ${tools}." placeholder:"TOOL" envvar:"BORIS_DISABLE_TOOLS"`
+	MaxFileSize           string   `group:"tools" help:"Largest file view reads and create_file/str_replace write (B, KB, MB, GB or bytes)." default:"10MB" envvar:"BORIS_MAX_FILE_SIZE"`
+	RequireViewBeforeEdit string   `group:"tools" help:"Refuse edits of files not viewed in the session: auto, true, false." default:"auto" envvar:"BORIS_REQUIRE_VIEW_BEFORE_EDIT"`
+	AnthropicCompat       bool     `group:"tools" help:"Serve the tools Claude models are trained on (bash, str_replace_editor), answering as Anthropic's reference tools do." envvar:"BORIS_ANTHROPIC_COMPAT"`
+	OpenaiCompat          bool     `group:"tools" name:"openai-compat" help:"Serve the tools OpenAI's coding models are trained on (shell, apply_patch), answering as Codex does." envvar:"BORIS_OPENAI_COMPAT"`
+	StructuredContent     string   `group:"tools" name:"structured-content" help:"Answer with structuredContent and declare each tool's outputSchema (results a program reads without parsing text): auto (on, except with --anthropic-compat), on, off." default:"auto" envvar:"BORIS_STRUCTURED_CONTENT"`
+
+	Shell                 string   `group:"commands" help:"Shell for the bash tool (default: /bin/bash, else /bin/sh)." envvar:"BORIS_SHELL"`
+	Timeout               int      `group:"commands" help:"Default bash timeout in seconds." default:"120" envvar:"BORIS_TIMEOUT"`
+	BackgroundTaskTimeout int      `group:"commands" help:"Seconds a background task may live (0 = no limit)." default:"0" envvar:"BORIS_BACKGROUND_TASK_TIMEOUT"`
+	TTYSize               string   `group:"commands" name:"tty-size" help:"Size of the terminal of a bash command run with tty: true, COLSxROWS." default:"120x40" envvar:"BORIS_TTY_SIZE"`
+	Sandbox               string   `group:"commands" help:"Run bash commands under a Landlock sandbox (Linux), each session's in a domain of its own: auto (on when more than one token is configured), on or off. On: writes only in the allowed dirs (or workdir), the temp dir and --sandbox-write paths; --deny-dir paths unreadable; no signal or /proc access to another session's processes or to boris." default:"auto" envvar:"BORIS_SANDBOX"`
+	SandboxWrite          []string `group:"commands" sep:"none" help:"Extra path sandboxed commands may write, e.g. a build cache (repeatable)." placeholder:"PATH" envvar:"BORIS_SANDBOX_WRITE"`
+	SandboxNet            string   `group:"commands" help:"TCP for sandboxed commands: allow, deny, or the ports they may connect to (e.g. 443,80; binds refused)." default:"allow" envvar:"BORIS_SANDBOX_NET"`
+	CommandMaxProcs       int      `group:"commands" name:"command-max-procs" help:"Most processes one command may add (0: half of the free slots below the container's pids limit, keeping a reserve for boris). Needs boris to run as a non-root user." default:"0" envvar:"BORIS_COMMAND_MAX_PROCS"`
+	CommandMemory         string   `group:"commands" name:"command-memory" help:"Largest data segment (RLIMIT_DATA: heap and private mappings) of each command process (B, KB, MB, GB; 0 = none). The container's memory limit applies anyway." default:"0" envvar:"BORIS_COMMAND_MEMORY"`
+	CommandFileSize       string   `group:"commands" name:"command-file-size" help:"Largest file a command process may write (RLIMIT_FSIZE; B, KB, MB, GB; 0 = none)." default:"0" envvar:"BORIS_COMMAND_FILE_SIZE"`
+	CommandNice           int      `group:"commands" name:"command-nice" help:"Scheduling priority of commands, 1 to 19 (boris runs at 0); a command still running after a second goes to 19." default:"10" envvar:"BORIS_COMMAND_NICE"`
+
+	Checkpoints           string `group:"checkpoints" help:"Checkpoint the workspace before every call that can change it, and serve the checkpoint tool (create, list, diff, restore): on or off." default:"on" envvar:"BORIS_CHECKPOINTS"`
+	CheckpointDir         string `group:"checkpoints" help:"Directory of the checkpoint stores, outside the workspace (default: $XDG_STATE_HOME/boris/checkpoints, else ~/.local/state/boris/checkpoints, else boris-checkpoints-UID in the temp dir)." placeholder:"DIR" envvar:"BORIS_CHECKPOINT_DIR"`
+	CheckpointMaxBytes    string `group:"checkpoints" help:"Most the checkpoint directory may hold (B, KB, MB, GB); the oldest checkpoints are pruned first." default:"1GB" envvar:"BORIS_CHECKPOINT_MAX_BYTES"`
+	CheckpointMaxFileSize string `group:"checkpoints" help:"Largest file whose content checkpoints keep; a larger one is recorded (size, time, mode) but cannot be restored." default:"32MB" envvar:"BORIS_CHECKPOINT_MAX_FILE_SIZE"`
+
+	LSP             []string `group:"code" name:"lsp" sep:"none" help:"Language server of a language, LANG=COMMAND (repeatable): go, c (C and C++), python, typescript (and JavaScript), rust; e.g. python=pylsp, rust=off; or off to run none. Default: gopls, clangd, pyright-langserver or pylsp, typescript-language-server, rust-analyzer when on PATH." placeholder:"LANG=COMMAND" envvar:"BORIS_LSP"`
+	LSPIdleTimeout  string   `group:"code" name:"lsp-idle-timeout" help:"Stop a language server nobody used for this long (it starts again when needed)." default:"10m" envvar:"BORIS_LSP_IDLE_TIMEOUT"`
+	Diagnostics     string   `group:"code" help:"Append the errors an edit introduced, as the file's language server reports them, to the edit's answer: on or off." default:"on" envvar:"BORIS_DIAGNOSTICS"`
+	DiagnosticsWait string   `group:"code" help:"Longest wait of an edit's answer for the language server's diagnostics (at most 10s)." default:"2s" envvar:"BORIS_DIAGNOSTICS_WAIT"`
+
+	LogLevel    string `group:"operations" help:"Log level: debug, info, warn, error." default:"info" envvar:"BORIS_LOG_LEVEL"`
+	LogFormat   string `group:"operations" help:"Log format: text or json." default:"text" envvar:"BORIS_LOG_FORMAT"`
+	Audit       string `group:"operations" help:"Audit record of every tool call, logged at info whatever --log-level: full (with the command text), paths (without command or input text), off." default:"full" envvar:"BORIS_AUDIT"`
+	Version     bool   `group:"operations" help:"Print the version and exit."`
+	Healthcheck bool   `group:"operations" help:"Probe a running server's /health on 127.0.0.1:--port (over HTTPS with --tls-cert) and exit 0 if it is healthy (for container health checks)."`
 
 	// Deprecated spellings kept so existing deployments keep running.
 	NoBash    bool `hidden:"" envvar:"BORIS_NO_BASH"`
@@ -297,6 +340,24 @@ type Program struct {
 	Tools   dialect.Naming
 }
 
+// groups are the headings --help lists the flags under, in this order.
+var groups = kong.ExplicitGroups([]kong.Group{
+	{Key: "server", Title: "Server: how MCP is served"},
+	{Key: "auth", Title: "Auth: who may call /mcp"},
+	{Key: "tools", Title: "Tools: which, in which dialect, and what the file tools reach"},
+	{Key: "commands", Title: "Commands and sandbox: how commands run"},
+	{Key: "checkpoints", Title: "Checkpoints: undoing what the agent changed"},
+	{Key: "code", Title: "Code intelligence: language servers"},
+	{Key: "operations", Title: "Operations: logs, audit, health"},
+})
+
+// helpTrailer ends --help: where the rest is written.
+const helpTrailer = `
+Every flag has an environment variable (in parentheses); a flag on the command
+line beats it. In the source repository (github.com/boris-mcp/boris): every flag
+in docs/flags.md, the tools in docs/tools.md, the security model in SECURITY.md.
+`
+
 // vars are the values the flags' help interpolates.
 func (p Program) vars() kong.Vars {
 	return kong.Vars{"tools": strings.Join(p.Tools.Names, ", ")}
@@ -307,10 +368,17 @@ func (p Program) vars() kong.Vars {
 func Parse(p Program, args []string, getenv func(string) string, stdout, stderr io.Writer) (*Config, error) {
 	var c cli
 	exited := false
-	parser, err := kong.New(&c, p.vars(),
+	parser, err := kong.New(&c, p.vars(), groups,
 		kong.Name("boris"),
 		kong.Description("boris serves a coding agent's tools (bash, view, edit, create, grep, find) over the Model Context Protocol."),
 		kong.Writers(stdout, stderr),
+		kong.Help(func(o kong.HelpOptions, ctx *kong.Context) error {
+			if err := kong.DefaultHelpPrinter(o, ctx); err != nil {
+				return err
+			}
+			_, err := io.WriteString(ctx.Stdout, helpTrailer)
+			return err
+		}),
 		kong.Exit(func(int) { exited = true; panic(errExitPanic{}) }),
 		kong.Resolvers(envResolver(getenv)),
 		kong.ValueFormatter(func(v *kong.Value) string {
@@ -402,7 +470,7 @@ func envResolver(getenv func(string) string) kong.Resolver {
 }
 
 func (c *cli) resolve(p Program, getenv func(string) string, tokenInArgs bool) (*Config, error) {
-	cfg := &Config{LogFormat: c.LogFormat, Healthcheck: c.Healthcheck}
+	cfg := &Config{Operations: Operations{LogFormat: c.LogFormat}, Server: Server{Healthcheck: c.Healthcheck}}
 	var err error
 	var errs []string
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }

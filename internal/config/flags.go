@@ -20,6 +20,8 @@ type FlagDoc struct {
 	// comma-separated variable.
 	Repeatable bool
 	Bool       bool
+	// Group is the heading --help lists the flag under.
+	Group string
 }
 
 // Flags describes every flag Parse accepts, in declaration order, leaving
@@ -27,7 +29,7 @@ type FlagDoc struct {
 // generated flag reference, so that it cannot drift from the parser.
 func Flags(p Program) ([]FlagDoc, error) {
 	var c cli
-	parser, err := kong.New(&c, p.vars(), kong.Name("boris"), kong.Writers(io.Discard, io.Discard))
+	parser, err := kong.New(&c, p.vars(), groups, kong.Name("boris"), kong.Writers(io.Discard, io.Discard))
 	if err != nil {
 		return nil, fmt.Errorf("build command line: %w", err)
 	}
@@ -44,7 +46,15 @@ func Flags(p Program) ([]FlagDoc, error) {
 			Help:        f.Help,
 			Repeatable:  f.IsSlice(),
 			Bool:        f.IsBool(),
+			Group:       groupTitle(f),
 		})
 	}
 	return out, nil
+}
+
+func groupTitle(f *kong.Flag) string {
+	if f.Group == nil {
+		return ""
+	}
+	return f.Group.Title
 }

@@ -2,8 +2,8 @@ package config
 
 import "strings"
 
-// Commands holds the limits every command runs under (see package guard).
-type Commands struct {
+// Limits are the limits every command runs under (see package guard).
+type Limits struct {
 	// MaxProcs caps the processes one command may add (0: derived from
 	// the container's pids limit alone).
 	MaxProcs int
@@ -25,11 +25,11 @@ func (c *cli) resolveCommands(cfg *Config, getenv func(string) string, fail func
 	if c.CommandNice < 1 || c.CommandNice > 19 {
 		fail("invalid --command-nice %d: must be 1 to 19 (boris runs at 0; a command may not be above it)", c.CommandNice)
 	}
-	cfg.Commands = Commands{MaxProcs: c.CommandMaxProcs, Nice: c.CommandNice}
+	cfg.Limits = Limits{MaxProcs: c.CommandMaxProcs, Nice: c.CommandNice}
 	for _, l := range []struct {
 		flag, v string
 		to      *int64
-	}{{"--command-memory", c.CommandMemory, &cfg.Commands.Memory}, {"--command-file-size", c.CommandFileSize, &cfg.Commands.FileSize}} {
+	}{{"--command-memory", c.CommandMemory, &cfg.Limits.Memory}, {"--command-file-size", c.CommandFileSize, &cfg.Limits.FileSize}} {
 		if strings.TrimSpace(l.v) == "" || strings.TrimSpace(l.v) == "0" {
 			continue
 		}
@@ -43,7 +43,7 @@ func (c *cli) resolveCommands(cfg *Config, getenv func(string) string, fail func
 	switch strings.ToLower(strings.TrimSpace(getenv("BORIS_UNGUARDED"))) {
 	case "", "0", "false", "no":
 	default:
-		cfg.Commands.Unguarded = true
+		cfg.Limits.Unguarded = true
 		cfg.Warnings = append(cfg.Warnings, "BORIS_UNGUARDED is set: commands run without process budget, OOM score or lower priority, so one command can starve or stop boris and every session")
 	}
 }

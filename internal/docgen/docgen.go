@@ -66,8 +66,18 @@ func FlagsPage() ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, generatedNote, "the `cli` struct in internal/config/config.go")
 	b.WriteString(flagsIntro)
-	b.WriteString("| Flag | Environment | Default | Description |\n|---|---|---|---|\n")
+	group := "-"
 	for _, f := range flags {
+		if f.Group != group {
+			group = f.Group
+			if group != "" {
+				if !bytes.HasSuffix(b.Bytes(), []byte("\n\n")) {
+					b.WriteString("\n")
+				}
+				fmt.Fprintf(&b, "## %s\n\n", group)
+			}
+			b.WriteString("| Flag | Environment | Default | Description |\n|---|---|---|---|\n")
+		}
 		name := "`--" + f.Name + "`"
 		if !f.Bool && f.Placeholder != "" {
 			name = "`--" + f.Name + "=" + f.Placeholder + "`"

@@ -32,7 +32,7 @@ func BenchmarkToolCallByEra(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			srv := New(Deps{Config: cfg, Version: "test", Logger: slog.New(slog.DiscardHandler), Tools: set, Sessions: session.Options{Workdir: dir}})
+			srv := New(Deps{Options: testOptions(cfg), Version: "test", Logger: slog.New(slog.DiscardHandler), Tools: set, Sessions: session.Options{Workdir: dir}})
 			ts := httptest.NewServer(srv.Handler(nil))
 			defer ts.Close()
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "b", Version: "1"}, nil).Connect(context.Background(),

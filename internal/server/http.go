@@ -38,7 +38,7 @@ func (s *Server) Handler(metrics http.Handler) http.Handler {
 	maxBody := s.maxBody()
 	getServer := func(*http.Request) *mcp.Server { return s.mcp }
 	stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		SessionTimeout:      s.deps.Config.SessionIdleTimeout,
+		SessionTimeout:      s.deps.Options.SessionIdleTimeout,
 		Logger:              s.sdkLogger,
 		MaxRequestBodyBytes: maxBody,
 	})
@@ -58,7 +58,7 @@ func (s *Server) Handler(metrics http.Handler) http.Handler {
 
 // maxBody bounds a request body: a create_file of the largest file,
 // JSON-escaped.
-func (s *Server) maxBody() int64 { return 2*s.deps.Config.MaxFileSize + 1<<20 }
+func (s *Server) maxBody() int64 { return 2*s.deps.Options.MaxFileSize + 1<<20 }
 
 // MCP-Protocol-Version, and the _meta key that carries the version in
 // every request of the stateless revision.
@@ -272,7 +272,7 @@ const (
 // is listed.
 func (s *Server) origins(next http.Handler) http.Handler {
 	allowed := map[string]bool{}
-	for _, o := range s.deps.Config.AllowOrigins {
+	for _, o := range s.deps.Options.AllowOrigins {
 		allowed[o] = true
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

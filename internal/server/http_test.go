@@ -80,7 +80,7 @@ func serve(t *testing.T, headerTimeout, bodyTimeout time.Duration) *testServer {
 	if cfg.Shell != "" {
 		sessOpts.Runner = shell.NewRunner(cfg.Shell, shell.Environ(os.Environ()), shell.Options{})
 	}
-	srv := New(Deps{Config: cfg, Version: "test", Logger: logger, Tools: set, Metrics: m,
+	srv := New(Deps{Options: testOptions(cfg), Version: "test", Logger: logger, Tools: set, Metrics: m,
 		Sessions: sessOpts, HeaderTimeout: headerTimeout, BodyTimeout: bodyTimeout})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -381,7 +381,7 @@ func BenchmarkNewSession(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := New(Deps{Config: cfg, Version: "test", Logger: slog.New(slog.DiscardHandler), Tools: set, Sessions: session.Options{Workdir: dir}})
+	srv := New(Deps{Options: testOptions(cfg), Version: "test", Logger: slog.New(slog.DiscardHandler), Tools: set, Sessions: session.Options{Workdir: dir}})
 	client := mcp.NewClient(&mcp.Implementation{Name: "b", Version: "1"}, nil)
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -415,4 +415,10 @@ func testSet(cfg *config.Config, policy *scope.Policy, logger *slog.Logger, obs 
 		Structured: cfg.StructuredContent, SessionIdleTimeout: cfg.SessionIdleTimeout, Disabled: cfg.DisableTools,
 	}
 	return catalog.NewSet(env, catalog.Options{Exec: exec.Options{Shell: cfg.Shell, Timeout: cfg.BashTimeout, TTYCols: cfg.TTYCols, TTYRows: cfg.TTYRows}})
+}
+
+// testOptions are the server's settings from cfg.
+func testOptions(cfg *config.Config) Options {
+	return Options{SessionIdleTimeout: cfg.SessionIdleTimeout, MaxSessions: cfg.MaxSessions, MaxFileSize: cfg.MaxFileSize,
+		AllowOrigins: cfg.AllowOrigins, Tokens: cfg.Tokens, LogLevel: cfg.LogLevel, AllowDirs: cfg.AllowDirs, DenyPatterns: cfg.DenyPatterns}
 }

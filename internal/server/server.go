@@ -26,7 +26,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/boris-mcp/boris/internal/config"
 	"github.com/boris-mcp/boris/internal/session"
 	"github.com/boris-mcp/boris/internal/telemetry"
 	"github.com/boris-mcp/boris/internal/tokens"
@@ -44,7 +43,7 @@ type Metrics interface {
 
 // Deps are what a Server is built from.
 type Deps struct {
-	Config   *config.Config
+	Options  Options
 	Version  string
 	Logger   *slog.Logger
 	Tools    *tool.Set
@@ -58,7 +57,7 @@ type Deps struct {
 	// HTTP/1.1) instead of plain HTTP.
 	TLS *tls.Config
 	// Tokens are the bearer tokens /mcp accepts, each its own credential.
-	// Nil means Config.Tokens, fixed; none at all, no auth. ServeHTTP
+	// Nil means Options.Tokens, fixed; none at all, no auth. ServeHTTP
 	// watches its token file, and closes the sessions of a token removed
 	// from it.
 	Tokens *tokens.Set
@@ -71,6 +70,27 @@ type Deps struct {
 	// body, so a slow or stalled client cannot hold a connection open
 	// forever; zero means the defaults (10 s and 60 s).
 	HeaderTimeout, BodyTimeout time.Duration
+}
+
+// Options are the server's own settings.
+type Options struct {
+	// SessionIdleTimeout closes sessions idle that long (0: never), and
+	// MaxSessions bounds how many live at once.
+	SessionIdleTimeout time.Duration
+	MaxSessions        int
+	// MaxFileSize is the largest file the tools read or write: a request
+	// may carry twice that (an edit's old and new text) and a little more.
+	MaxFileSize int64
+	// AllowOrigins are the browser origins /mcp accepts.
+	AllowOrigins []string
+	// Tokens are fixed bearer tokens, used when Deps.Tokens is nil.
+	Tokens []string
+	// LogLevel is the level of the log; the SDK's own messages go there
+	// from warnings up.
+	LogLevel slog.Level
+	// AllowDirs and DenyPatterns are the file tools' scope, which the
+	// server's instructions state.
+	AllowDirs, DenyPatterns []string
 }
 
 // Server owns the MCP server and the sessions of one boris process.
@@ -114,20 +134,20 @@ func New(deps Deps) *Server {
 	if deps.BodyTimeout <= 0 {
 		deps.BodyTimeout = 60 * time.Second
 	}
-	if deps.Tokens == nil && len(deps.Config.Tokens) > 0 {
+	if deps.Tokens == nil && len(deps.Options.Tokens) > 0 {
 		// Tokens without a file: nothing to read, nothing that can fail.
-		deps.Tokens, _ = tokens.New(tokens.Options{Static: deps.Config.Tokens})
+		deps.Tokens, _ = tokens.New(tokens.Options{Static: deps.Options.Tokens})
 	}
 	s := &Server{
 		deps:       deps,
-		sdkLogger:  slog.New(minLevel{deps.Logger.Handler(), max(slog.LevelWarn, deps.Config.LogLevel)}).With("component", "mcp"),
+		sdkLogger:  slog.New(minLevel{deps.Logger.Handler(), max(slog.LevelWarn, deps.Options.LogLevel)}).With("component", "mcp"),
 		transports: map[string]transport{},
 		posts:      map[string]context.Context{},
 	}
 	s.sessions = session.NewManager(session.ManagerOptions{
 		Session:     deps.Sessions,
-		IdleTimeout: deps.Config.SessionIdleTimeout,
-		MaxSessions: deps.Config.MaxSessions,
+		IdleTimeout: deps.Options.SessionIdleTimeout,
+		MaxSessions: deps.Options.MaxSessions,
 		OnOpen: func(id, kind string) {
 			if deps.Metrics != nil {
 				deps.Metrics.SessionOpened()
@@ -145,7 +165,7 @@ func New(deps Deps) *Server {
 		},
 	})
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "boris", Version: deps.Version}, &mcp.ServerOptions{
-		Instructions: deps.Tools.Instructions(deps.Config.AllowDirs, deps.Config.DenyPatterns),
+		Instructions: deps.Tools.Instructions(deps.Options.AllowDirs, deps.Options.DenyPatterns),
 		Logger:       s.sdkLogger,
 		Capabilities: &mcp.ServerCapabilities{},
 	})

@@ -22,7 +22,7 @@ import (
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	s.stdio.Store(true)
 	w := &lockedWriter{w: out}
-	limit := max(mcp.DefaultMaxLineLength, int(2*s.deps.Config.MaxFileSize)+1<<20)
+	limit := max(mcp.DefaultMaxLineLength, int(2*s.deps.Options.MaxFileSize)+1<<20)
 	r := newStdinReader(in, limit, func(head []byte, size int64) {
 		s.deps.Logger.Warn("stdio message over the size limit refused", "bytes", size, "limit", limit)
 		_, _ = w.Write(tooLongResponse(head, size, limit))
