@@ -63,7 +63,7 @@ FUZZ_TARGETS := \
 	./internal/tool/catalog:FuzzToolCalls \
 	./internal/search:FuzzGrep \
 	./internal/search/glob:FuzzMatch \
-	./internal/search/ignore:FuzzAgainstGit \
+	./internal/ignore:FuzzAgainstGit \
 	./internal/search/match:FuzzSearch \
 	./internal/search/match/dfa:FuzzDFA \
 	./internal/search/printer:FuzzRender \

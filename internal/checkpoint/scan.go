@@ -14,9 +14,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/boris-mcp/boris/internal/ignore"
 	"github.com/boris-mcp/boris/internal/scope"
-	"github.com/boris-mcp/boris/internal/search/ignore"
-	"github.com/boris-mcp/boris/internal/search/walk"
+	"github.com/boris-mcp/boris/internal/walk"
 )
 
 // dirNode is a directory of the workspace as last scanned. The scanner

@@ -32,6 +32,7 @@ import (
 	"github.com/boris-mcp/boris/internal/codes"
 	"github.com/boris-mcp/boris/internal/files"
 	"github.com/boris-mcp/boris/internal/scope"
+	"github.com/boris-mcp/boris/internal/textdiff"
 )
 
 // Options configure a Service.
@@ -545,7 +546,7 @@ func (sv *Service) patch(ch Change, abs bool) (string, bool) {
 			return "", false
 		}
 	}
-	if !isText(a) || !isText(b) {
+	if !textdiff.IsText(a) || !textdiff.IsText(b) {
 		return "", true
 	}
 	name := ch.Rel
@@ -562,7 +563,7 @@ func (sv *Service) patch(ch Change, abs bool) (string, bool) {
 	if ch.New == nil {
 		newName = "/dev/null"
 	}
-	return unified(oldName, newName, a, b, 3), false
+	return textdiff.Unified(oldName, newName, a, b, 3), false
 }
 
 // defaultFrom resolves the from side of a diff.

@@ -1,6 +1,7 @@
-// Package codes defines the error codes of §4 and an error type carrying
-// one, so domain packages can say precisely what went wrong without knowing
-// about MCP; the tool layer renders them as "[CODE] message".
+// Package codes defines the error codes boris's tools answer with and an
+// error type carrying one, so domain packages can say precisely what went
+// wrong without knowing about MCP; the tool layer renders them as
+// "[CODE] message".
 package codes
 
 import (
@@ -13,17 +14,20 @@ type Code string
 
 // The error codes.
 const (
-	InvalidInput          Code = "INVALID_INPUT"
-	PathNotFound          Code = "PATH_NOT_FOUND"
-	AccessDenied          Code = "ACCESS_DENIED"
-	FileTooLarge          Code = "FILE_TOO_LARGE"
-	IOError               Code = "IO_ERROR"
-	FileNotViewed         Code = "FILE_NOT_VIEWED"
-	FileChangedSinceView  Code = "FILE_CHANGED_SINCE_VIEW"
-	BashEmptyCommand      Code = "BASH_EMPTY_COMMAND"
-	BashStartFailed       Code = "BASH_START_FAILED"
-	BashTaskLimit         Code = "BASH_TASK_LIMIT"
-	BashTaskNotFound      Code = "BASH_TASK_NOT_FOUND"
+	InvalidInput         Code = "INVALID_INPUT"
+	PathNotFound         Code = "PATH_NOT_FOUND"
+	AccessDenied         Code = "ACCESS_DENIED"
+	FileTooLarge         Code = "FILE_TOO_LARGE"
+	IOError              Code = "IO_ERROR"
+	FileNotViewed        Code = "FILE_NOT_VIEWED"
+	FileChangedSinceView Code = "FILE_CHANGED_SINCE_VIEW"
+	// The command codes keep the names they were published with, from
+	// when bash was the only tool that ran commands; every command tool
+	// (shell, exec_command, the task tools) answers with them.
+	CommandEmpty          Code = "BASH_EMPTY_COMMAND"
+	CommandStartFailed    Code = "BASH_START_FAILED"
+	TaskLimit             Code = "BASH_TASK_LIMIT"
+	TaskNotFound          Code = "BASH_TASK_NOT_FOUND"
 	SessionClosed         Code = "SESSION_CLOSED"
 	SessionNotFound       Code = "SESSION_NOT_FOUND"
 	SessionLimit          Code = "SESSION_LIMIT"
@@ -57,8 +61,8 @@ const (
 // result's code may take. A new code goes here too.
 var All = []Code{
 	InvalidInput, PathNotFound, AccessDenied, FileTooLarge, IOError, FileNotViewed,
-	FileChangedSinceView, BashEmptyCommand, BashStartFailed, BashTaskLimit,
-	BashTaskNotFound, SessionClosed, SessionNotFound, SessionLimit, StrReplaceNotFound,
+	FileChangedSinceView, CommandEmpty, CommandStartFailed, TaskLimit,
+	TaskNotFound, SessionClosed, SessionNotFound, SessionLimit, StrReplaceNotFound,
 	StrReplaceAmbiguous, GrepInvalidPattern, GrepInvalidOutputMode, GrepInvalidType,
 	FindInvalidPattern, FindInvalidType, EditorInvalidCommand, PatchInvalid,
 	PatchContextNotFound, UndoNoHistory,

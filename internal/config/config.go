@@ -1038,7 +1038,7 @@ func resolvePath(p, base string) (string, error) {
 	return real, nil
 }
 
-// detectShell implements §3: an explicit shell must exist; otherwise
+// detectShell chooses the shell: an explicit one must exist; otherwise
 // /bin/bash, then /bin/sh, then none.
 func detectShell(explicit string) (path, source string, err error) {
 	if explicit != "" {

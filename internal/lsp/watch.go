@@ -9,7 +9,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"github.com/boris-mcp/boris/internal/search/ignore"
+	"github.com/boris-mcp/boris/internal/ignore"
 )
 
 // Changes made by commands (sed -i, git checkout, a code generator) reach a

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/boris-mcp/boris/internal/search/ignore"
+	"github.com/boris-mcp/boris/internal/ignore"
 )
 
 // watcher collects changes under a root from inotify: one watch per

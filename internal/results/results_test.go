@@ -124,7 +124,7 @@ func TestErrorOf(t *testing.T) {
 		{codes.Errorf(codes.StrReplaceAmbiguous, "twice").WithFact(files.FactAmbiguous{Path: "/a", Count: 2, SameLine: []int{1, 4}}), "STR_REPLACE_AMBIGUOUS twice /a 2 [1 4] 0"},
 		{codes.Errorf(codes.InvalidInput, "past").WithFact(files.FactRange{Path: "/a", Lines: 7}), "INVALID_INPUT past /a 0 [] 7"},
 		{codes.Errorf(codes.PatchContextNotFound, "ctx").WithFact(files.FactPatchContext{File: "p", Err: &patch.ContextError{Hunk: 2, Line: 9}}), "PATCH_CONTEXT_NOT_FOUND ctx p 0 [] 0"},
-		{fmt.Errorf("wrapped: %w", codes.Errorf(codes.BashTaskNotFound, "no task")), "BASH_TASK_NOT_FOUND no task  0 [] 0"},
+		{fmt.Errorf("wrapped: %w", codes.Errorf(codes.TaskNotFound, "no task")), "BASH_TASK_NOT_FOUND no task  0 [] 0"},
 		{errors.New("disk on fire"), "IO_ERROR disk on fire  0 [] 0"},
 	}
 	for _, tt := range tests {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/boris-mcp/boris/internal/search/glob"
 	"github.com/boris-mcp/boris/internal/search/internal/testtree"
-	"github.com/boris-mcp/boris/internal/search/walk"
+	"github.com/boris-mcp/boris/internal/walk"
 )
 
 // benchTree is the tree the benchmarks search: $BORIS_BENCH_TREE, or Go's

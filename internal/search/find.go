@@ -10,7 +10,7 @@ import (
 	"github.com/boris-mcp/boris/internal/scope"
 	"github.com/boris-mcp/boris/internal/search/glob"
 	"github.com/boris-mcp/boris/internal/search/printer"
-	"github.com/boris-mcp/boris/internal/search/walk"
+	"github.com/boris-mcp/boris/internal/walk"
 )
 
 // FindRequest is a find (Glob) call.

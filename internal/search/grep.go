@@ -13,7 +13,7 @@ import (
 	"github.com/boris-mcp/boris/internal/search/glob"
 	"github.com/boris-mcp/boris/internal/search/match"
 	"github.com/boris-mcp/boris/internal/search/printer"
-	"github.com/boris-mcp/boris/internal/search/walk"
+	"github.com/boris-mcp/boris/internal/walk"
 )
 
 // GrepRequest is a grep call with the tool layer's defaults applied.

@@ -440,7 +440,7 @@ func isDir(p string) bool {
 // the start (checked under the same lock).
 func (s *Session) start(c shell.Command, admit func() error, register func(*shell.Process)) (*shell.Process, error) {
 	if s.opts.Runner == nil {
-		return nil, codes.Errorf(codes.BashStartFailed, "no shell is available on this server")
+		return nil, codes.Errorf(codes.CommandStartFailed, "no shell is available on this server")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -461,16 +461,16 @@ func (s *Session) start(c shell.Command, admit func() error, register func(*shel
 	}
 	r, err := s.commandRunner()
 	if err != nil {
-		return nil, codes.Errorf(codes.BashStartFailed, "could not start %s: %v", what, err)
+		return nil, codes.Errorf(codes.CommandStartFailed, "could not start %s: %v", what, err)
 	}
 	p, err := r.Start(c)
 	if err != nil {
-		return nil, codes.Errorf(codes.BashStartFailed, "could not start %s: %v", what, unwrapStart(err))
+		return nil, codes.Errorf(codes.CommandStartFailed, "could not start %s: %v", what, unwrapStart(err))
 	}
 	if err := s.admitLocked(p); err != nil {
 		p.Terminate()
 		go func() { <-p.Terminated(); p.Close() }()
-		return nil, codes.Errorf(codes.BashStartFailed, "could not start %s: setting its limits: %v", what, err)
+		return nil, codes.Errorf(codes.CommandStartFailed, "could not start %s: setting its limits: %v", what, err)
 	}
 	register(p)
 	return p, nil

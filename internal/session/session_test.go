@@ -135,7 +135,7 @@ func TestBackgroundTasks(t *testing.T) {
 	}
 	// Single read: gone now.
 	_, err = s.TaskOutput(info.ID, 0)
-	wantCode(t, err, codes.BashTaskNotFound)
+	wantCode(t, err, codes.TaskNotFound)
 	// Another session cannot see this one's tasks.
 	other := newSession(t, Options{})
 	info2, err := s.StartBackground("sleep 5")
@@ -143,7 +143,7 @@ func TestBackgroundTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = other.TaskOutput(info2.ID, 0)
-	wantCode(t, err, codes.BashTaskNotFound)
+	wantCode(t, err, codes.TaskNotFound)
 }
 
 func TestTaskLimit(t *testing.T) {
@@ -154,7 +154,7 @@ func TestTaskLimit(t *testing.T) {
 		}
 	}
 	_, err := s.StartBackground("sleep 30")
-	wantCode(t, err, codes.BashTaskLimit)
+	wantCode(t, err, codes.TaskLimit)
 	// Concurrent starts never exceed the limit.
 	s2 := newSession(t, Options{MaxTasks: 4})
 	var wg sync.WaitGroup
@@ -350,7 +350,7 @@ func TestNewDomainFailure(t *testing.T) {
 		return nil, nil, errors.New("no more threads")
 	}})
 	_, err := s.Run(context.Background(), Cmd{Script: "true"}, time.Second, nil)
-	wantCode(t, err, codes.BashStartFailed)
+	wantCode(t, err, codes.CommandStartFailed)
 	if !strings.Contains(err.Error(), "sandbox domain: no more threads") {
 		t.Fatalf("error: %v", err)
 	}

@@ -186,7 +186,7 @@ func (s *Session) adopt(p *shell.Process, script string, timeout time.Duration) 
 // runs the maximum number of background tasks.
 func (s *Session) checkTaskLimitLocked() error {
 	if n := s.runningTasksLocked(); n >= s.opts.MaxTasks {
-		return codes.Errorf(codes.BashTaskLimit, "%d background tasks are already running in this session (the limit is %d); wait for one to finish (task_output) or stop one (task_kill)", n, s.opts.MaxTasks)
+		return codes.Errorf(codes.TaskLimit, "%d background tasks are already running in this session (the limit is %d); wait for one to finish (task_output) or stop one (task_kill)", n, s.opts.MaxTasks)
 	}
 	return nil
 }
@@ -277,7 +277,7 @@ func (s *Session) find(id string) (*task, error) {
 		if len(ids) > 0 {
 			known = "this session's tasks are: " + joinMax(ids, 20)
 		}
-		return nil, codes.Errorf(codes.BashTaskNotFound, "no background task %q in this session (%s); a finished task's output can be read once", id, known)
+		return nil, codes.Errorf(codes.TaskNotFound, "no background task %q in this session (%s); a finished task's output can be read once", id, known)
 	}
 	return t, nil
 }

@@ -39,7 +39,7 @@ func BenchmarkStructuredAnswer(b *testing.B) {
 		b.Fatal(err)
 	}
 	fs := files.New(files.Options{Policy: pol, MaxFileSize: 1 << 20})
-	notFound := codes.Errorf(codes.BashTaskNotFound, "no background task %q in this session (this session has no background tasks); a finished task's output can be read once", "none")
+	notFound := codes.Errorf(codes.TaskNotFound, "no background task %q in this session (this session has no background tasks); a finished task's output can be read once", "none")
 	ran := session.RunResult{Result: shell.Result{Stdout: shell.Output{Text: "ok\n", Chars: 3}, Duration: 2 * time.Millisecond}}
 	cases := []struct {
 		name   string

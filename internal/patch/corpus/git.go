@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/boris-mcp/boris/internal/textdiff"
 )
 
 // Repo reads a git repository's history.
@@ -308,11 +310,11 @@ func expressible(f File) (Reason, bool) {
 		}
 	}
 	pref := preferred(before)
-	for _, op := range diffLines(before, after) {
-		if op.kind != '+' {
+	for _, op := range textdiff.Lines(before, after, maxEdit) {
+		if op.Kind != '+' {
 			continue
 		}
-		l := after[op.b]
+		l := after[op.B]
 		switch {
 		case !strings.HasSuffix(l, "\n"):
 			return NoFinalNewline, false

@@ -4,10 +4,16 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/boris-mcp/boris/internal/textdiff"
 )
 
 // Style is how a patch introduces its hunks.
 type Style int
+
+// maxEdit bounds the edit distance a file's diff searches for (see
+// textdiff.Lines).
+const maxEdit = 1500
 
 const (
 	// Bare puts a bare "@@" before every hunk.
@@ -132,31 +138,31 @@ func Text(secs []Section) string {
 
 // hunk is a run of ops: changes with the unchanged lines around them.
 type hunk struct {
-	ops  []op
+	ops  []textdiff.Op
 	s, e int // the old lines it covers: [s, e)
 }
 
 // hunks groups a diff's changes with contextLines unchanged lines around
 // each, merging changes whose context would overlap or touch.
-func hunks(ops []op) []hunk {
+func hunks(ops []textdiff.Op) []hunk {
 	var out []hunk
 	for i := 0; i < len(ops); {
-		if ops[i].kind == ' ' {
+		if ops[i].Kind == ' ' {
 			i++
 			continue
 		}
 		lo := i
-		for k := 0; k < contextLines && lo > 0 && ops[lo-1].kind == ' '; k++ {
+		for k := 0; k < contextLines && lo > 0 && ops[lo-1].Kind == ' '; k++ {
 			lo--
 		}
 		// Extend over changes separated by at most twice the context.
 		end := i
 		for {
-			for end < len(ops) && ops[end].kind != ' ' {
+			for end < len(ops) && ops[end].Kind != ' ' {
 				end++
 			}
 			gap := 0
-			for end+gap < len(ops) && ops[end+gap].kind == ' ' {
+			for end+gap < len(ops) && ops[end+gap].Kind == ' ' {
 				gap++
 			}
 			if end+gap < len(ops) && gap <= 2*contextLines {
@@ -167,10 +173,10 @@ func hunks(ops []op) []hunk {
 			break
 		}
 		h := hunk{ops: ops[lo:end]}
-		h.s = ops[lo].a
+		h.s = ops[lo].A
 		h.e = h.s
 		for _, o := range h.ops {
-			if o.kind != '+' {
+			if o.Kind != '+' {
 				h.e++
 			}
 		}
@@ -196,7 +202,7 @@ func updateBody(f File, style Style) (string, Stats) {
 	for i, l := range after {
 		atexts[i] = lineText(l)
 	}
-	hs := hunks(diffLines(before, after))
+	hs := hunks(textdiff.Lines(before, after, maxEdit))
 	if len(hs) == 0 {
 		// A pure rename still needs a hunk: its first line, unchanged.
 		st.Hunks++
@@ -242,13 +248,13 @@ func updateBody(f File, style Style) (string, Stats) {
 			b.WriteString(" " + t + "\n")
 		}
 		for _, o := range h.ops {
-			switch o.kind {
+			switch o.Kind {
 			case ' ':
-				b.WriteString(" " + texts[o.a] + "\n")
+				b.WriteString(" " + texts[o.A] + "\n")
 			case '-':
-				b.WriteString("-" + texts[o.a] + "\n")
+				b.WriteString("-" + texts[o.A] + "\n")
 			default:
-				b.WriteString("+" + atexts[o.b] + "\n")
+				b.WriteString("+" + atexts[o.B] + "\n")
 			}
 		}
 		if eof {

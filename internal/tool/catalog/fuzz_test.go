@@ -22,8 +22,8 @@ import (
 
 var allCodes = []codes.Code{
 	codes.InvalidInput, codes.PathNotFound, codes.AccessDenied, codes.FileTooLarge, codes.IOError,
-	codes.FileNotViewed, codes.BashEmptyCommand, codes.BashStartFailed, codes.BashTaskLimit,
-	codes.BashTaskNotFound, codes.SessionClosed, codes.StrReplaceNotFound, codes.StrReplaceAmbiguous,
+	codes.FileNotViewed, codes.CommandEmpty, codes.CommandStartFailed, codes.TaskLimit,
+	codes.TaskNotFound, codes.SessionClosed, codes.StrReplaceNotFound, codes.StrReplaceAmbiguous,
 	codes.GrepInvalidPattern, codes.GrepInvalidOutputMode, codes.GrepInvalidType, codes.FindInvalidPattern,
 	codes.FindInvalidType, codes.EditorInvalidCommand, codes.FileChangedSinceView, codes.SessionNotFound,
 	codes.PatchInvalid, codes.PatchContextNotFound, codes.UndoNoHistory,

@@ -145,7 +145,7 @@ func TestWorkdirDeleted(t *testing.T) {
 		}
 		t.Logf("%s: %s", c.tool, out)
 	}
-	// find answers a missing search path with no files (SPEC §5.8).
+	// find answers a missing search path with no files.
 	if out, isErr := callWithin(t, cs, 10*time.Second, "find", map[string]any{"pattern": "*"}); isErr || out != "No files found" {
 		t.Fatalf("find with the workdir gone: %q", out)
 	}

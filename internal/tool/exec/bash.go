@@ -81,7 +81,7 @@ func bashTool(o Options, m dialect.Mode) (*tool.Def, error) {
 				return tool.Answer(restarted, &results.Restarted{Restarted: true}), nil
 			}
 			if strings.TrimSpace(in.Command) == "" && m == dialect.Claude {
-				return nil, codes.Errorf(codes.BashEmptyCommand, "no command provided.")
+				return nil, codes.Errorf(codes.CommandEmpty, "no command provided.")
 			}
 			return runBash(ctx, c, o, in.Command, &in.bashRun, defMs)
 		})
@@ -91,7 +91,7 @@ func bashTool(o Options, m dialect.Mode) (*tool.Def, error) {
 // a foreground command (which may yield), answering in boris's format.
 func runBash(ctx context.Context, c *tool.Call, o Options, command string, in *bashRun, defMs int64) (*mcp.CallToolResult, error) {
 	if strings.TrimSpace(command) == "" {
-		return nil, codes.Errorf(codes.BashEmptyCommand, "command is empty: give the shell command to run")
+		return nil, codes.Errorf(codes.CommandEmpty, "command is empty: give the shell command to run")
 	}
 	c.Rec.Command = command
 	ctx, span, env := startCommand(ctx, c, o)

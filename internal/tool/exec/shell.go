@@ -67,7 +67,7 @@ func shellTool(o Options) (*tool.Def, error) {
 		func(ctx context.Context, c *tool.Call, in *shellArgs) (*mcp.CallToolResult, error) {
 			argv := []string(in.Command)
 			if len(argv) == 0 || strings.TrimSpace(strings.Join(argv, "")) == "" {
-				return nil, codes.Errorf(codes.BashEmptyCommand, "command is empty: give the argv to run, e.g. [\"bash\", \"-lc\", \"ls -la\"]")
+				return nil, codes.Errorf(codes.CommandEmpty, "command is empty: give the argv to run, e.g. [\"bash\", \"-lc\", \"ls -la\"]")
 			}
 			c.Rec.Command = strings.Join(argv, " ")
 			dir, err := workdirOf(c, in.Workdir)

@@ -57,7 +57,7 @@ func execCommandTool(o Options) (*tool.Def, error) {
 		}},
 		func(ctx context.Context, c *tool.Call, in *execCommandArgs) (*mcp.CallToolResult, error) {
 			if strings.TrimSpace(in.Cmd) == "" {
-				return nil, codes.Errorf(codes.BashEmptyCommand, "cmd is empty: give the command to run")
+				return nil, codes.Errorf(codes.CommandEmpty, "cmd is empty: give the command to run")
 			}
 			c.Rec.Command = in.Cmd
 			dir, err := workdirOf(c, in.Workdir)

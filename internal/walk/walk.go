@@ -1,4 +1,5 @@
-// Package walk lists a directory tree in parallel for grep and find, the
+// Package walk lists a directory tree in parallel for grep, find,
+// checkpoints and the language servers' file watch, the
 // way ripgrep's ignore crate does: a pool of workers (one per CPU) takes
 // directories and files from a shared stack, and every decision about what
 // to skip is made while listing, so skipped subtrees are never opened.
@@ -32,8 +33,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/boris-mcp/boris/internal/ignore"
 	"github.com/boris-mcp/boris/internal/scope"
-	"github.com/boris-mcp/boris/internal/search/ignore"
 )
 
 // Kind tells files from directories.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/boris-mcp/boris/internal/search/internal/gittest"
+	"github.com/boris-mcp/boris/internal/gittest"
 )
 
 // referenceWalk is a plain sequential walk applying a Stack, written to be

@@ -1,22 +1,39 @@
-package checkpoint
+package textdiff
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
 )
 
-// apply replays an edit script; it must turn a into b.
-func applyEdits(es []edit) (a, b []string) {
+// applyEdits replays an edit script; it must turn a into b, in order.
+func applyEdits(t *testing.T, es []Op, a, b []string) (ga, gb []string) {
+	t.Helper()
+	wa, wb := 0, 0
 	for _, e := range es {
-		if e.op != '+' {
-			a = append(a, e.line)
-		}
-		if e.op != '-' {
-			b = append(b, e.line)
+		switch e.Kind {
+		case ' ':
+			if e.A != wa || e.B != wb || a[e.A] != b[e.B] {
+				t.Fatalf("keep %v out of order or unequal (at %d, %d)", e, wa, wb)
+			}
+			ga, gb = append(ga, a[e.A]), append(gb, b[e.B])
+			wa, wb = wa+1, wb+1
+		case '-':
+			if e.A != wa {
+				t.Fatalf("remove %v out of order (at %d)", e, wa)
+			}
+			ga = append(ga, a[e.A])
+			wa++
+		case '+':
+			if e.B != wb {
+				t.Fatalf("add %v out of order (at %d)", e, wb)
+			}
+			gb = append(gb, b[e.B])
+			wb++
 		}
 	}
-	return a, b
+	return ga, gb
 }
 
 func TestDiffLinesRandom(t *testing.T) {
@@ -31,8 +48,8 @@ func TestDiffLinesRandom(t *testing.T) {
 		for j := range b {
 			b[j] = words[r.IntN(4)]
 		}
-		es := diffLines(a, b)
-		ga, gb := applyEdits(es)
+		es := Lines(a, b, 0)
+		ga, gb := applyEdits(t, es, a, b)
 		if strings.Join(ga, "") != strings.Join(a, "") || strings.Join(gb, "") != strings.Join(b, "") {
 			t.Fatalf("script does not replay: a=%q b=%q es=%v", a, b, es)
 		}
@@ -40,7 +57,7 @@ func TestDiffLinesRandom(t *testing.T) {
 		// longest-common-subsequence bound computed the slow way.
 		changes := 0
 		for _, e := range es {
-			if e.op != ' ' {
+			if e.Kind != ' ' {
 				changes++
 			}
 		}
@@ -70,7 +87,7 @@ func lcs(a, b []string) int {
 func TestUnified(t *testing.T) {
 	a := "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n"
 	b := "one\ntwo\nTHREE\nfour\nfive\nsix\nseven\neight\nnine\nten\neleven"
-	got := unified("a/x", "b/x", []byte(a), []byte(b), 3)
+	got := Unified("a/x", "b/x", []byte(a), []byte(b), 3)
 	want := `--- a/x
 +++ b/x
 @@ -1,6 +1,6 @@
@@ -91,10 +108,28 @@ func TestUnified(t *testing.T) {
 	if got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
-	if unified("a", "b", []byte(a), []byte(a), 3) != "" {
+	if Unified("a", "b", []byte(a), []byte(a), 3) != "" {
 		t.Fatal("equal contents diff to something")
 	}
-	if got := unified("a", "b", nil, []byte("x\n"), 3); got != "--- a\n+++ b\n@@ -0,0 +1 @@\n+x\n" {
+	if got := Unified("a", "b", nil, []byte("x\n"), 3); got != "--- a\n+++ b\n@@ -0,0 +1 @@\n+x\n" {
 		t.Fatalf("new file: %q", got)
+	}
+}
+
+// Past the edit bound the middle is one block, still exact.
+func TestLinesPastTheBound(t *testing.T) {
+	var a, b []string
+	for i := range 50 {
+		a = append(a, fmt.Sprintf("a%d\n", i))
+		b = append(b, fmt.Sprintf("b%d\n", i))
+	}
+	a, b = append([]string{"same\n"}, a...), append([]string{"same\n"}, b...)
+	es := Lines(a, b, 10)
+	ga, gb := applyEdits(t, es, a, b)
+	if strings.Join(ga, "") != strings.Join(a, "") || strings.Join(gb, "") != strings.Join(b, "") {
+		t.Fatal("block script does not replay")
+	}
+	if es[0] != (Op{' ', 0, 0}) || es[1].Kind != '-' || es[len(es)-1].Kind != '+' {
+		t.Fatalf("script %v", es[:3])
 	}
 }

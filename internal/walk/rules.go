@@ -5,8 +5,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/boris-mcp/boris/internal/ignore"
 	"github.com/boris-mcp/boris/internal/scope"
-	"github.com/boris-mcp/boris/internal/search/ignore"
 )
 
 // The rules of what a walk skips, exported for other walkers of the same

@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/boris-mcp/boris/internal/gittest"
 	"github.com/boris-mcp/boris/internal/scope"
-	"github.com/boris-mcp/boris/internal/search/internal/gittest"
 )
 
 // collect walks root and returns the relative paths seen, sorted;
