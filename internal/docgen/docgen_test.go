@@ -2,10 +2,13 @@ package docgen
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/boris-mcp/boris/internal/config"
 	"github.com/boris-mcp/boris/internal/dialect"
@@ -118,6 +121,63 @@ func TestToolsPageListsEachModesTools(t *testing.T) {
 	for _, h := range []string{"\n### bash\n", "\n### str_replace_editor (anthropic-compat)\n", "\n### exec_command (openai-compat)\n", "| `command` | string |"} {
 		if !bytes.Contains(page, []byte(h)) {
 			t.Errorf("tools page lacks %q", h)
+		}
+	}
+}
+
+// TestEveryAnswerDocumented: the answer shapes of every tool of every
+// dialect (their outputSchema, derived from the tools' declarations) say
+// in a line what they are, and docs/results.md names every field: the
+// wire schemas leave the fields' descriptions to that page.
+func TestEveryAnswerDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/results.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Codex's exec shape is declared as Codex declares it, descriptions
+	// included; boris's own shapes carry none.
+	var walk func(where string, m *jsonschema.Schema, ours bool)
+	walk = func(where string, m *jsonschema.Schema, ours bool) {
+		for name, p := range m.Properties {
+			if !strings.Contains(string(doc), "`"+name+"`") {
+				t.Errorf("%s.%s is not in docs/results.md", where, name)
+			}
+			if ours && p.Description != "" {
+				t.Errorf("%s.%s has a description on the wire", where, name)
+			}
+			walk(where+"."+name, p, ours)
+			if p.Items != nil {
+				walk(where+"."+name+"[]", p.Items, ours)
+			}
+		}
+	}
+	for _, m := range dialect.Modes {
+		ts, err := ListTools(t.Context(), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tl := range ts {
+			if tl.OutputSchema == nil {
+				continue
+			}
+			raw, err := json.Marshal(tl.OutputSchema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var s jsonschema.Schema
+			if err := json.Unmarshal(raw, &s); err != nil {
+				t.Fatal(err)
+			}
+			shapes := s.OneOf
+			if len(shapes) == 0 {
+				shapes = []*jsonschema.Schema{&s} // Codex's exec shape, as Codex declares it
+			}
+			for _, sh := range shapes {
+				if len(s.OneOf) > 0 && sh.Description == "" {
+					t.Errorf("%s %s: shape %s has no description", m, tl.Name, sh.Title)
+				}
+				walk(tl.Name+"."+sh.Title, sh, len(s.OneOf) > 0)
+			}
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -182,54 +181,3 @@ func TestFromView(t *testing.T) {
 }
 
 func writeFile(path, content string) error { return os.WriteFile(path, []byte(content), 0o644) }
-
-// TestDocumented: docs/results.md names every field of every shape, and
-// every shape's schema says in a line what it is: the wire schemas leave
-// the fields' descriptions to that page.
-func TestDocumented(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/results.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	shapes := []any{Run{}, TaskList{}, Restarted{}, View{}, Edit{}, Create{}, Insert{}, Undo{}, Patch{}, GrepFiles{}, GrepCounts{}, GrepContent{}, Find{}, LSP{}, Checkpoint{}}
-	raw, err := Schema(shapes...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(raw, &s); err != nil {
-		t.Fatal(err)
-	}
-	var walk func(where string, m *jsonschema.Schema)
-	walk = func(where string, m *jsonschema.Schema) {
-		for name, p := range m.Properties {
-			if !strings.Contains(string(doc), "`"+name+"`") {
-				t.Errorf("%s.%s is not in docs/results.md", where, name)
-			}
-			if p.Description != "" {
-				t.Errorf("%s.%s has a description on the wire", where, name)
-			}
-			walk(where+"."+name, p)
-			if p.Items != nil {
-				walk(where+"."+name+"[]", p.Items)
-			}
-		}
-	}
-	for _, m := range s.OneOf {
-		if m.Description == "" {
-			t.Errorf("%s: no description", m.Title)
-		}
-		walk(m.Title, m)
-	}
-	var exec struct {
-		Properties map[string]any `json:"properties"`
-	}
-	if err := json.Unmarshal(ExecSchema, &exec); err != nil {
-		t.Fatal(err)
-	}
-	for name := range exec.Properties {
-		if !strings.Contains(string(doc), "`"+name+"`") {
-			t.Errorf("Exec.%s is not in docs/results.md", name)
-		}
-	}
-}

@@ -27,10 +27,24 @@ func Schema(shapes ...any) (json.RawMessage, error) {
 		}
 		plain(m)
 		m.Title, m.Description = t.Name(), shapeDescriptions[t.Name()]
-		tune(m)
+		if d, ok := sh.(Described); ok {
+			m.Description = d.ShapeDescription()
+		}
+		tune(m, sh)
 		s.OneOf = append(s.OneOf, m)
 	}
 	return json.Marshal(s)
+}
+
+// Described is a shape that says in a line what it is, and which values
+// its enum-like fields take: a tool family's own result type, declared
+// where the tool is, implements it (this package's shapes are described
+// in shapeDescriptions and shapeEnums below).
+type Described interface {
+	ShapeDescription() string
+	// ShapeEnums are the values of the fields that take few, by JSON
+	// name (nil: none beyond the common ones).
+	ShapeEnums() map[string][]string
 }
 
 // shapeDescriptions say in a line what each shape is. The fields'
@@ -94,15 +108,22 @@ var shapeEnums = map[string]map[string][]string{
 	"GrepContent": {"mode": {ModeContent}},
 }
 
-// tune sets the enums of a shape's fields, and of the objects it holds.
-func tune(s *jsonschema.Schema) {
+// tune sets the enums of a shape's fields, and of the objects it holds:
+// the shape's own (sh's ShapeEnums, or shapeEnums), else the common ones.
+func tune(s *jsonschema.Schema, sh any) {
+	ownOf := func(shape string) map[string][]string {
+		if d, ok := sh.(Described); ok && shape == s.Title {
+			return d.ShapeEnums()
+		}
+		return shapeEnums[shape]
+	}
 	var walk func(s *jsonschema.Schema, shape string)
 	walk = func(s *jsonschema.Schema, shape string) {
 		if s == nil {
 			return
 		}
 		for name, p := range s.Properties {
-			values, ok := shapeEnums[shape][name]
+			values, ok := ownOf(shape)[name]
 			if !ok {
 				values, ok = enums[name]
 			}
