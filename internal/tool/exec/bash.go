@@ -11,7 +11,6 @@ import (
 
 	"github.com/boris-mcp/boris/internal/codes"
 	"github.com/boris-mcp/boris/internal/dialect"
-	"github.com/boris-mcp/boris/internal/guard"
 	"github.com/boris-mcp/boris/internal/results"
 	"github.com/boris-mcp/boris/internal/session"
 	"github.com/boris-mcp/boris/internal/shell"
@@ -173,90 +172,5 @@ func progressFunc(ctx context.Context, req *mcp.CallToolRequest) func(string, in
 			Message:       text,
 			Progress:      float64(total),
 		})
-	}
-}
-
-func formatRun(res session.RunResult, timeoutMs int64) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "exit_code: %d\n", res.ExitCode)
-	if res.TimedOut {
-		fmt.Fprintf(&b, "timed out after %d ms: the process group was terminated (SIGTERM, then SIGKILL after 5 s)\n", timeoutMs)
-	}
-	if res.Canceled {
-		b.WriteString("cancelled: the process group was terminated\n")
-	}
-	if res.Terminated {
-		b.WriteString("terminated: the session was closed while the command ran\n")
-	}
-	if res.CwdReset != "" {
-		fmt.Fprintf(&b, "note: the working directory %s no longer exists; the command ran in %s instead\n", res.CwdReset, res.RanIn)
-	}
-	for _, n := range guardNotes(res.Guard, leftRunningNote(res.LeftRunning)) {
-		b.WriteString("note: " + n + "\n")
-	}
-	writeStreams(&b, res.Stdout, res.Stderr)
-	return b.String()
-}
-
-// leftRunningNote names the task that lists what a command left running.
-func leftRunningNote(id string) string {
-	if id == "" {
-		return ""
-	}
-	return fmt.Sprintf("processes the command started are left running (listed as %s in the task list): task_kill %s, or bash with restart, ends them; they end with the session.", id, id)
-}
-
-// guardNotes says what the guard saw of a command (see package guard),
-// then adds left (what it left running, if anything).
-func guardNotes(o guard.Outcome, left string) []string {
-	var notes []string
-	if o.OOMKilled {
-		limit := "unknown"
-		if o.MemoryLimit > 0 {
-			limit = guard.FormatBytes(o.MemoryLimit)
-		}
-		n := "killed by the kernel's OOM killer: the container's memory limit is " + limit
-		if o.GroupEnded {
-			n += "; the command's other processes were ended too, so that the container's other work could go on"
-		}
-		notes = append(notes, n+". Use less memory at once (smaller inputs, fewer processes in parallel).")
-	}
-	if o.BudgetHit {
-		notes = append(notes, fmt.Sprintf("a fork was refused: the command reached its process budget (%d processes it may add, below the container's process limit). End processes it no longer needs (task_kill, or bash with restart) or run fewer at once.", o.Budget))
-	}
-	if left != "" {
-		notes = append(notes, left)
-	}
-	return notes
-}
-
-// writeStreams appends the stdout and stderr sections. Each section holds
-// the output exactly; a newline separates a section that does not end in
-// one from what follows.
-func writeStreams(b *strings.Builder, stdout, stderr shell.Output) {
-	sections := []struct {
-		name string
-		out  shell.Output
-	}{{"stdout", stdout}, {"stderr", stderr}}
-	var parts []string
-	for _, s := range sections {
-		if s.out.Chars == 0 {
-			continue
-		}
-		text := s.name + ":\n" + s.out.Text
-		if s.out.Truncated {
-			if !strings.HasSuffix(text, "\n") {
-				text += "\n"
-			}
-			text += fmt.Sprintf("[%s truncated: %d characters in total, the first %d shown; redirect the output to a file and use view or grep to read the rest]\n",
-				s.name, s.out.Chars, shell.MaxOutputChars)
-		}
-		parts = append(parts, text)
-	}
-	for i, p := range parts {
-		if i > 0 && !strings.HasSuffix(parts[i-1], "\n") {
-			b.WriteByte('\n')
-		}
-		b.WriteString(p)
 	}
 }

@@ -2,10 +2,8 @@ package exec
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -13,8 +11,6 @@ import (
 	"github.com/boris-mcp/boris/internal/codes"
 	"github.com/boris-mcp/boris/internal/results"
 	"github.com/boris-mcp/boris/internal/session"
-	"github.com/boris-mcp/boris/internal/shell"
-	"github.com/boris-mcp/boris/internal/term"
 	"github.com/boris-mcp/boris/internal/tool"
 )
 
@@ -137,84 +133,3 @@ func signalOf(name string) (syscall.Signal, error) {
 
 // signalNames are the signals task_kill takes, in the order it lists them.
 var signalNames = []string{"TERM", "INT", "HUP", "QUIT", "KILL", "USR1", "USR2"}
-
-// formatTask renders a task's status and new output.
-func formatTask(st session.TaskStatus, hint string) string {
-	var b strings.Builder
-	writeTaskStatus(&b, st)
-	if hint != "" && st.Running {
-		b.WriteString(hint)
-		b.WriteByte('\n')
-	}
-	switch {
-	case st.Stdout == "" && st.Stderr == "":
-		b.WriteString("(no new output)\n")
-	case st.TTY:
-		b.WriteString("output:\n")
-		b.WriteString(st.Stdout)
-		if !strings.HasSuffix(st.Stdout, "\n") {
-			b.WriteByte('\n')
-		}
-	default:
-		writeStreams(&b, shell.Output{Text: st.Stdout, Chars: int64(len(st.Stdout))}, shell.Output{Text: st.Stderr, Chars: int64(len(st.Stderr))})
-	}
-	return b.String()
-}
-
-// writeTaskStatus writes the status lines of a task.
-func writeTaskStatus(b *strings.Builder, st session.TaskStatus) {
-	if st.Running {
-		fmt.Fprintf(b, "status: running\ntask_id: %s\npgid: %d\n", st.ID, st.Pgid)
-	} else {
-		fmt.Fprintf(b, "status: completed\ntask_id: %s\nexit_code: %d\n", st.ID, st.Result.ExitCode)
-		if st.KilledByTimeout {
-			b.WriteString("killed: the task ran out of time (its timeout, or --background-task-timeout) and its process group was terminated\n")
-		}
-	}
-	// A running task has a note only when it is what a command left
-	// running whose forks its budget refused.
-	for _, n := range guardNotes(st.Guard, "") {
-		b.WriteString("note: " + n + "\n")
-	}
-}
-
-// formatTaskList renders the session's tasks, one per line.
-func formatTaskList(list []session.TaskStatus) string {
-	if len(list) == 0 {
-		return "No background tasks in this session.\n"
-	}
-	var b strings.Builder
-	for _, st := range list {
-		state := "running"
-		if !st.Running {
-			state = fmt.Sprintf("exited %d", st.Result.ExitCode)
-		}
-		if st.Guard.BudgetHit {
-			state += ", forks refused (process budget)"
-		}
-		kind := "background"
-		switch {
-		case st.Leftover:
-			kind = "left running by"
-		case st.TTY:
-			kind = "tty"
-		case st.Interactive:
-			kind = "interactive"
-		}
-		cmd := strings.Join(strings.Fields(st.Command), " ")
-		if r := []rune(cmd); len(r) > 80 {
-			cmd = string(r[:79]) + "…"
-		}
-		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\n", st.ID, state, kind, st.Age.Round(time.Second), cmd)
-	}
-	return b.String()
-}
-
-// formatScreen renders a terminal task's screen and status.
-func formatScreen(snap term.Snapshot, st session.TaskStatus) string {
-	var b strings.Builder
-	writeTaskStatus(&b, st)
-	fmt.Fprintf(&b, "screen (%d rows; cursor at row %d, column %d):\n", len(snap.Rows), snap.Row, snap.Col)
-	b.WriteString(snap.Text())
-	return b.String()
-}
