@@ -25,7 +25,7 @@ lint:
 ## unit: go test -race over the main module (the OpenTelemetry Collector
 ## the trace tests export to is built first, once: minutes the first time)
 unit: otelcol
-	go test -race -count=1 ./...
+	go test -race -count=1 -timeout 45m ./...
 
 ## otelcol: the collector of the trace tests
 ## (internal/otelcoltest/testdata/otelcol), built from
