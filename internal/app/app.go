@@ -109,9 +109,11 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	logger.Info("commands guarded: " + g.Describe())
 	go g.Watch(ctx)
 	sessOpts := session.Options{
-		Guard:        g,
-		Workdir:      cfg.Workdir,
-		TaskTimeout:  cfg.BackgroundTaskTimeout,
+		Guard:       g,
+		Workdir:     cfg.Workdir,
+		TaskTimeout: cfg.BackgroundTaskTimeout,
+		// A read of a task's output fills at most an answer.
+		MaxRead:      cfg.MaxAnswer / 2,
 		OnTaskChange: m.TaskChange,
 		// Up to 64 sessions keep their next bash started, each for a
 		// minute after its last command.
@@ -156,7 +158,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		m.SandboxEnforced(0, "", false)
 	}
 	if cfg.Shell != "" {
-		opts := shell.Options{}
+		opts := shell.Options{MaxOutput: streamChars(cfg)}
 		if sb != nil {
 			opts.Start = sb.Start
 		}
@@ -201,6 +203,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		Diagnostics:        tool.Diagnostics{On: cfg.Diagnostics, Wait: cfg.DiagnosticsWait},
 		Checkpoints:        ckpt,
 		Structured:         cfg.StructuredContent,
+		MaxAnswer:          cfg.MaxAnswer,
 		SessionIdleTimeout: cfg.SessionIdleTimeout,
 		Disabled:           cfg.DisableTools,
 	}, toolOptions(cfg))
@@ -261,6 +264,12 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	return err
 }
 
+// streamChars is how much of each of a command's streams an answer
+// keeps: shell.MaxOutputChars, or half an answer where that is less.
+func streamChars(cfg *config.Config) int {
+	return min(shell.MaxOutputChars, cfg.MaxAnswer/2)
+}
+
 // serverOptions are the server's settings.
 func serverOptions(cfg *config.Config) server.Options {
 	return server.Options{
@@ -277,7 +286,8 @@ func toolOptions(cfg *config.Config) catalog.Options {
 		sb.Ports = cfg.SandboxPorts
 	}
 	return catalog.Options{
-		Exec:       exectool.Options{Shell: cfg.Shell, Timeout: cfg.BashTimeout, TTYCols: cfg.TTYCols, TTYRows: cfg.TTYRows, Sandbox: sb},
+		Exec: exectool.Options{Shell: cfg.Shell, Timeout: cfg.BashTimeout, TTYCols: cfg.TTYCols, TTYRows: cfg.TTYRows, Sandbox: sb,
+			MaxOutput: streamChars(cfg)},
 		Checkpoint: checkpointtool.Options{On: cfg.Checkpoints, Unavailable: cfg.CheckpointUnavailable},
 	}
 }

@@ -118,6 +118,10 @@ type Tools struct {
 	Disabled              map[string]bool
 	MaxFileSize           int64
 	RequireViewBeforeEdit bool
+	// MaxAnswer is the most characters a tool's answer holds (its text,
+	// and its structured content likewise); what is left out is said,
+	// with how to get it.
+	MaxAnswer int
 	// Dialect is the tools' dialect: boris's own, Claude's
 	// (--anthropic-compat) or OpenAI's (--openai-compat).
 	Dialect dialect.Mode
@@ -198,6 +202,9 @@ type Operations struct {
 	Audit string
 }
 
+// MinAnswer is the smallest --max-answer.
+const MinAnswer = 4000
+
 // MaxDiagnosticsWait is the longest --diagnostics-wait: an edit's answer is
 // never held longer for a language server.
 const MaxDiagnosticsWait = 10 * time.Second
@@ -267,6 +274,7 @@ type cli struct {
 	DenyDir               []string `group:"tools" sep:"none" help:"Denied directory or glob such as **/.env (repeatable); deny beats allow." placeholder:"PATTERN" envvar:"BORIS_DENY_DIRS"`
 	DisableTools          []string `group:"tools" help:"Tool names not to register (repeatable): ${tools}." placeholder:"TOOL" envvar:"BORIS_DISABLE_TOOLS"`
 	MaxFileSize           string   `group:"tools" help:"Largest file view reads and create_file/str_replace write (B, KB, MB, GB or bytes)." default:"10MB" envvar:"BORIS_MAX_FILE_SIZE"`
+	MaxAnswer             int      `group:"tools" help:"Most characters a tool's answer holds (about 4 per token; at least 4000). A longer one is cut, saying what was left out and how to ask for the next part (a view_range, an offset, another read)." default:"100000" envvar:"BORIS_MAX_ANSWER"`
 	RequireViewBeforeEdit string   `group:"tools" help:"Refuse edits of files not viewed in the session: auto, true, false." default:"auto" envvar:"BORIS_REQUIRE_VIEW_BEFORE_EDIT"`
 	AnthropicCompat       bool     `group:"tools" help:"Serve the tools Claude models are trained on (bash, str_replace_editor), answering as Anthropic's reference tools do." envvar:"BORIS_ANTHROPIC_COMPAT"`
 	OpenaiCompat          bool     `group:"tools" name:"openai-compat" help:"Serve the tools OpenAI's coding models are trained on (shell, apply_patch), answering as Codex does." envvar:"BORIS_OPENAI_COMPAT"`
@@ -552,6 +560,11 @@ func (c *cli) resolve(p Program, getenv func(string) string, tokenInArgs bool) (
 	if cfg.Disabled, err = p.Tools.Disabled(cfg.DisableTools); err != nil {
 		fail("%v", err)
 	}
+
+	if c.MaxAnswer < MinAnswer {
+		fail("invalid --max-answer %d: at least %d characters (a tool must be able to say what it left out)", c.MaxAnswer, MinAnswer)
+	}
+	cfg.MaxAnswer = c.MaxAnswer
 
 	size, err := ParseSize(c.MaxFileSize)
 	if err != nil {

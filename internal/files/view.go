@@ -186,6 +186,19 @@ type Lines struct {
 // Len returns the number of lines collected.
 func (l *Lines) Len() int { return len(l.ends) }
 
+// Keep keeps the first n lines collected (a renderer's bound on what it
+// shows); the view then has more.
+func (l *Lines) Keep(n int) {
+	if n >= l.Len() {
+		return
+	}
+	end := 0
+	if n > 0 {
+		end = l.ends[n-1]
+	}
+	l.buf, l.ends, l.full, l.More = l.buf[:end], l.ends[:n], l.full[:n], true
+}
+
 // Line returns the i-th collected line (0-based): its text, possibly cut
 // by MaxLineChars or MaxChars, and its full length in characters.
 func (l *Lines) Line(i int) (text []byte, chars int) {
@@ -369,6 +382,14 @@ type Listing struct {
 	Truncated bool
 	// Max is the cap.
 	Max int
+}
+
+// Keep keeps the first n entries (a renderer's bound on what it shows);
+// the listing is then truncated.
+func (d *Listing) Keep(n int) {
+	if n < len(d.Entries) {
+		d.Entries, d.Truncated = d.Entries[:n], true
+	}
 }
 
 // DirEntry is one listed entry.

@@ -145,6 +145,7 @@ type Patch struct {
 	Deleted      []string `json:"deleted" jsonschema:"Files removed."`
 	Moved        []Move   `json:"moved" jsonschema:"Files renamed (Move to), also listed in modified."`
 	BytesWritten int64    `json:"bytes_written" jsonschema:"Bytes in the files written (as the audit record's bytes_written)."`
+	Omitted      int      `json:"omitted,omitempty" jsonschema:"Files left out of the lists, which hold the first ones: an answer holds at most --max-answer characters."`
 	Diagnosed
 	Common
 }
@@ -180,4 +181,51 @@ func lineCount(s string) int {
 		n++
 	}
 	return n
+}
+
+// Fit keeps of a directory view's entries what fits in maxChars
+// characters of JSON (0: no bound), marking the view truncated when it
+// drops any; it returns v.
+func (v *View) Fit(maxChars int) *View {
+	if maxChars <= 0 {
+		return v
+	}
+	n := 200
+	for i, e := range v.Entries {
+		n += len(e.Path) + len(e.Target) + 40
+		if n > maxChars {
+			v.Entries, v.Truncated = v.Entries[:i], true
+			break
+		}
+	}
+	return v
+}
+
+// Fit keeps of a patch's lists what fits in maxChars characters of JSON
+// (0: no bound), counting the files it leaves out; it returns p.
+func (p *Patch) Fit(maxChars int) *Patch {
+	if maxChars <= 0 {
+		return p
+	}
+	n := 300
+	fit := func(paths []string) []string {
+		for i, path := range paths {
+			n += len(path) + 4
+			if n > maxChars {
+				p.Omitted += len(paths) - i
+				return paths[:i]
+			}
+		}
+		return paths
+	}
+	p.Added, p.Modified, p.Deleted = fit(p.Added), fit(p.Modified), fit(p.Deleted)
+	for i, m := range p.Moved {
+		n += len(m.From) + len(m.To) + 20
+		if n > maxChars {
+			p.Omitted += len(p.Moved) - i
+			p.Moved = p.Moved[:i]
+			break
+		}
+	}
+	return p
 }

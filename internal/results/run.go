@@ -37,6 +37,7 @@ type Run struct {
 	StderrTruncated bool    `json:"stderr_truncated" jsonschema:"stderr holds only the first 30,000 characters."`
 	TTY             bool    `json:"tty,omitempty" jsonschema:"The task runs under a terminal: its output is in stdout."`
 	DroppedBytes    int64   `json:"dropped_bytes,omitempty" jsonschema:"Bytes of unread task output dropped since the previous read (more than 1 MiB was waiting); stdout or stderr then begins with a line saying so."`
+	More            bool    `json:"more,omitempty" jsonschema:"A task's output not in this answer waits for the next read (an answer holds at most --max-answer characters); a completed task is kept until it is read."`
 	Cwd             string  `json:"cwd,omitempty" jsonschema:"The session's working directory after the command (a cd in it moves the session)."`
 	CwdReset        string  `json:"cwd_reset,omitempty" jsonschema:"The session's working directory, which no longer existed: the command ran in cwd instead."`
 	ElapsedMs       float64 `json:"elapsed_ms" jsonschema:"How long the command has run (a task: since it started), in milliseconds."`
@@ -102,7 +103,7 @@ func Started(info session.TaskInfo) *Run {
 func FromTask(st session.TaskStatus) *Run {
 	r := &Run{
 		Status: StatusRunning, TaskID: st.ID,
-		TimedOut: st.KilledByTimeout, TTY: st.TTY, DroppedBytes: st.Dropped,
+		TimedOut: st.KilledByTimeout, TTY: st.TTY, DroppedBytes: st.Dropped, More: st.More,
 		Stdout: st.Stdout, Stderr: st.Stderr,
 		StdoutChars: int64(utf8.RuneCountInString(st.Stdout)), StderrChars: int64(utf8.RuneCountInString(st.Stderr)),
 		ElapsedMs: ms(st.Result.Duration),

@@ -27,6 +27,8 @@ type FindRequest struct {
 	// Files include symlinks to files; directories include symlinks to
 	// directories, which are listed but not descended.
 	Type string
+	// MaxChars caps the text of the answer (0: printer.MaxChars).
+	MaxChars int
 }
 
 // Find lists the files (or directories) under req.Root whose relative path
@@ -63,7 +65,7 @@ func FindResult(ctx context.Context, policy *scope.Policy, req FindRequest) (*Re
 		}
 		return nil, errorf(KindInvalidFindPattern, err, "%v. Examples: *.go, **/*.{ts,tsx}, src/**/test_*.py", err)
 	}
-	coll := printer.NewCollector(printer.Options{Mode: printer.FilesWithMatches})
+	coll := printer.NewCollector(printer.Options{Mode: printer.FilesWithMatches, MaxChars: req.MaxChars})
 	info, err := checkRoot(policy, req.Root)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

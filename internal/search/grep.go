@@ -44,6 +44,8 @@ type GrepRequest struct {
 	// HeadLimit keeps the first that many output lines or entries (0:
 	// all) after skipping Offset of them.
 	HeadLimit, Offset int
+	// MaxChars caps the text of the answer (0: printer.MaxChars).
+	MaxChars int
 }
 
 // maxContext bounds context lines: a page of output (30,000 characters)
@@ -96,7 +98,7 @@ func parseGrep(req GrepRequest) (*grepSpec, error) {
 		return nil, errorf(KindInvalidPattern, err, "pattern %q is not a valid regular expression: %v. The syntax is RE2 (Go regexp); escape ( ) [ ] { } . * + ? | \\ ^ $ with a backslash to match them literally", req.Pattern, err)
 	}
 	spec := &grepSpec{m: m, mode: mode, filter: filter}
-	spec.popts = printer.Options{Mode: mode, Offset: req.Offset, Limit: req.HeadLimit}
+	spec.popts = printer.Options{Mode: mode, Offset: req.Offset, Limit: req.HeadLimit, MaxChars: req.MaxChars}
 	if mode == printer.Content {
 		spec.popts.LineNumbers = req.LineNumbers
 		spec.popts.Separators = before > 0 || after > 0

@@ -40,6 +40,9 @@ type Options struct {
 	TaskTimeout time.Duration
 	// MaxTasks limits running background tasks (0 = DefaultMaxTasks).
 	MaxTasks int
+	// MaxRead is the most bytes of each stream one read of a task's
+	// output takes (0: all that waits); the rest waits for the next read.
+	MaxRead int
 	// Warm, if set, lets sessions keep their next bash started (see
 	// WarmPool).
 	Warm *WarmPool

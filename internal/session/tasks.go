@@ -253,6 +253,10 @@ type TaskStatus struct {
 	// read (more than TaskWindow were waiting); a note at the head of the
 	// stream says so too.
 	Dropped int64
+	// More is set when output is left for the next read: a read takes at
+	// most Options.MaxRead bytes of each stream. A finished task with
+	// more is kept until it has been read.
+	More bool
 	// Age is how long ago the task started.
 	Age time.Duration
 	// Leftover: the task is the processes a finished foreground command
@@ -298,15 +302,16 @@ func (s *Session) TaskOutput(id string, wait time.Duration) (TaskStatus, error) 
 }
 
 // TaskWait waits up to wait for a task to end, then returns its status and
-// new output (the wait of Codex's exec_command and write_stdin, which do
-// not answer before their time is up unless the command ends).
+// all its new output (the wait of Codex's exec_command and write_stdin,
+// which do not answer before their time is up unless the command ends, and
+// keep the head and the tail of long output themselves).
 func (s *Session) TaskWait(id string, wait time.Duration) (TaskStatus, error) {
 	t, err := s.find(id)
 	if err != nil {
 		return TaskStatus{}, err
 	}
 	waitDone(t.proc, wait)
-	return s.read(t), nil
+	return s.readAtMost(t, 0), nil
 }
 
 // TaskWrite writes input to an interactive task, then waits as TaskWait.
@@ -324,7 +329,7 @@ func (s *Session) TaskWrite(id, input string, wait time.Duration) (TaskStatus, e
 		}
 	}
 	waitDone(t.proc, wait)
-	return s.read(t), nil
+	return s.readAtMost(t, 0), nil
 }
 
 func waitDone(p *shell.Process, wait time.Duration) {
@@ -382,13 +387,17 @@ func settle(p *shell.Process, wait time.Duration, first <-chan struct{}, heard b
 
 // read takes a task's new output and status; a finished task is forgotten
 // with this read.
-func (s *Session) read(t *task) TaskStatus {
+func (s *Session) read(t *task) TaskStatus { return s.readAtMost(t, s.opts.MaxRead) }
+
+// readAtMost is read taking at most max bytes of each stream (0: all).
+func (s *Session) readAtMost(t *task, max int) TaskStatus {
 	t.readMu.Lock()
 	running := t.proc.Running()
 	var n shell.NewOutput
 	if !t.leftover { // a foreground command's output went with its answer
-		n = t.proc.TakeNewCounted()
+		n = t.proc.TakeNewAtMost(max)
 	}
+	more := t.proc.Pending()
 	stdout := string(n.Stdout)
 	if t.screen != nil {
 		stdout = t.filter.Write(n.Stdout)
@@ -399,7 +408,7 @@ func (s *Session) read(t *task) TaskStatus {
 		ID: t.id, Pgid: t.proc.Pgid(), Command: t.command, Running: running,
 		TTY: t.screen != nil, Interactive: t.interactive, KilledByTimeout: res.TimedOut,
 		Result: res, Stdout: stdout, Stderr: string(n.Stderr), Age: time.Since(t.started),
-		Dropped: n.StdoutDropped + n.StderrDropped, Leftover: t.leftover,
+		Dropped: n.StdoutDropped + n.StderrDropped, Leftover: t.leftover, More: more,
 	}
 	if t.leftover {
 		// Listed for as long as any of its processes are.
@@ -410,7 +419,7 @@ func (s *Session) read(t *task) TaskStatus {
 			return st
 		}
 	}
-	if !running {
+	if !running && !more {
 		s.mu.Lock()
 		if s.tasks[t.id] == t {
 			delete(s.tasks, t.id)

@@ -8,11 +8,9 @@ import (
 )
 
 // MaxOutputChars is how many characters of each stream a result keeps
-// from the start; TailChars how many it keeps from the end when asked to.
-const (
-	MaxOutputChars = 30000
-	TailChars      = MaxOutputChars / 2
-)
+// from the start by default (Options.MaxOutput); when asked to, it keeps
+// half as many from the end too.
+const MaxOutputChars = 30000
 
 // maxPwdBytes bounds the directory recorded between the two sentinels.
 const maxPwdBytes = 4096
@@ -29,9 +27,12 @@ type Output struct {
 	// Truncated is true when Text holds less than everything.
 	Truncated bool
 	// Tail, when the command asked for it and Text is truncated, is the
-	// end of the stream: at most TailChars characters, never overlapping
-	// Text.
+	// end of the stream: at most half the limit's characters, never
+	// overlapping Text.
 	Tail string
+	// Limit is the most characters Text may hold (the runner's
+	// MaxOutput).
+	Limit int
 	// Lines is the number of lines the stream has (a last line without a
 	// newline counts).
 	Lines int64
@@ -86,7 +87,7 @@ func newCapture(limit int, sentinel string) *capture {
 
 // keepTail makes the capture keep the end of the stream too.
 func (c *capture) keepTail() {
-	c.tailCap = TailChars*utf8.UTFMax + 2*len(c.sentinel) + maxPwdBytes + 16
+	c.tailCap = c.limit/2*utf8.UTFMax + 2*len(c.sentinel) + maxPwdBytes + 16
 }
 
 // Write never fails and never blocks on the consumer.
@@ -268,7 +269,7 @@ func (c *capture) result() (Output, string) {
 	out := cutChars(head, c.limit, chars, nbytes > int64(len(head)))
 	out.Lines = lines
 	if out.Truncated && c.tailCap > 0 {
-		out.Tail = lastChars(tail, TailChars, chars-int64(utf8.RuneCountInString(out.Text)))
+		out.Tail = lastChars(tail, c.limit/2, chars-int64(utf8.RuneCountInString(out.Text)))
 	}
 	return out, dir
 }
@@ -325,7 +326,7 @@ func cutChars(head []byte, limit int, total int64, more bool) Output {
 		i += size
 		n++
 	}
-	return Output{Text: string(head[:i]), Chars: total, Truncated: i < len(head) || more}
+	return Output{Text: string(head[:i]), Chars: total, Truncated: i < len(head) || more, Limit: limit}
 }
 
 // enableProgress keeps up to window bytes not yet handed out, for
@@ -381,6 +382,13 @@ func (c *capture) takeProgress() []byte {
 // takeProgressCounted is takeProgress that also says how many bytes were
 // dropped (the note's number; 0 when none were).
 func (c *capture) takeProgressCounted() (out []byte, dropped int64) {
+	return c.takeProgressAtMost(0)
+}
+
+// takeProgressAtMost is takeProgressCounted that hands out at most max
+// bytes of output (0: all), cut at a character boundary; the rest stays
+// pending for the next take.
+func (c *capture) takeProgressAtMost(max int) (out []byte, dropped int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	avail := c.availLocked()
@@ -392,6 +400,14 @@ func (c *capture) takeProgressCounted() (out []byte, dropped int64) {
 		dropped = c.pendStart - from
 		out = fmt.Appendf(out, "[... %d bytes of output dropped: more than %d were waiting to be read ...]\n", dropped, c.window)
 		from = c.pendStart
+	}
+	if max > 0 && avail-from > int64(max) {
+		end := from + int64(max)
+		// Back to the start of a character (at most 3 bytes back).
+		for i := 0; i < 3 && end > from && !utf8.RuneStart(c.pend[end-c.pendStart]); i++ {
+			end--
+		}
+		avail = end
 	}
 	if avail > from {
 		out = append(out, c.pend[from-c.pendStart:avail-c.pendStart]...)

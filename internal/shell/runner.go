@@ -46,6 +46,9 @@ type Options struct {
 	// Start, if set, starts each command instead of cmd.Start: the
 	// sandbox uses it to fork commands from its restricted thread.
 	Start func(*exec.Cmd) error
+	// MaxOutput is the most characters of each stream a result keeps
+	// (0: MaxOutputChars).
+	MaxOutput int
 }
 
 // Runner starts commands with one shell and one environment. It is safe
@@ -64,6 +67,9 @@ func NewRunner(path string, env []string, opts Options) *Runner {
 	}
 	if opts.Drain <= 0 {
 		opts.Drain = DefaultDrain
+	}
+	if opts.MaxOutput <= 0 {
+		opts.MaxOutput = MaxOutputChars
 	}
 	if opts.ProgressInterval <= 0 {
 		opts.ProgressInterval = DefaultProgress
@@ -473,8 +479,8 @@ func (r *Runner) start(c Command, deferred bool) (*Process, error) {
 	p := &Process{
 		r:        r,
 		cmd:      cmd,
-		stdout:   newCapture(MaxOutputChars, c.Sentinel),
-		stderr:   newCapture(MaxOutputChars, ""),
+		stdout:   newCapture(r.opts.MaxOutput, c.Sentinel),
+		stderr:   newCapture(r.opts.MaxOutput, ""),
 		pipes:    pipes,
 		tee:      c.Tee,
 		input:    input,
@@ -650,10 +656,14 @@ type NewOutput struct {
 }
 
 // TakeNewCounted is TakeNew that also counts the dropped bytes.
-func (p *Process) TakeNewCounted() NewOutput {
+func (p *Process) TakeNewCounted() NewOutput { return p.TakeNewAtMost(0) }
+
+// TakeNewAtMost is TakeNewCounted that takes at most max bytes of each
+// stream (0: all); the rest waits for the next take (Pending says so).
+func (p *Process) TakeNewAtMost(max int) NewOutput {
 	var n NewOutput
-	n.Stdout, n.StdoutDropped = p.stdout.takeProgressCounted()
-	n.Stderr, n.StderrDropped = p.stderr.takeProgressCounted()
+	n.Stdout, n.StdoutDropped = p.stdout.takeProgressAtMost(max)
+	n.Stderr, n.StderrDropped = p.stderr.takeProgressAtMost(max)
 	return n
 }
 

@@ -1,6 +1,9 @@
 package tool
 
 import (
+	"fmt"
+	"unicode/utf8"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/boris-mcp/boris/internal/codes"
@@ -31,4 +34,43 @@ func ErrorResult(err error) *mcp.CallToolResult {
 	r := Text(msg)
 	r.IsError = true
 	return r
+}
+
+// capAnswer cuts an answer's text at max characters (on a character
+// boundary; max 0: no bound), saying how much was left out. Tools keep
+// their answers within the bound themselves, with a note on how to ask
+// for the next part; this is the floor under all of them.
+func capAnswer(r *mcp.CallToolResult, max int) {
+	if max <= 0 {
+		return
+	}
+	left := max
+	for i, c := range r.Content {
+		t, ok := c.(*mcp.TextContent)
+		if !ok {
+			continue
+		}
+		n := utf8.RuneCountInString(t.Text)
+		if n <= left {
+			left -= n
+			continue
+		}
+		cut := t.Text
+		for j := range t.Text {
+			if left == 0 {
+				cut = t.Text[:j]
+				break
+			}
+			left--
+		}
+		dropped := n - utf8.RuneCountInString(cut)
+		for _, rest := range r.Content[i+1:] {
+			if t, ok := rest.(*mcp.TextContent); ok {
+				dropped += utf8.RuneCountInString(t.Text)
+			}
+		}
+		note := fmt.Sprintf("\n[answer cut at %d characters (--max-answer): %d more characters left out. Ask for less at once: a narrower range or path, a smaller head_limit, or output redirected to a file and read in parts]\n", max, dropped)
+		r.Content = append(r.Content[:i:i], &mcp.TextContent{Text: cut + note})
+		return
+	}
 }

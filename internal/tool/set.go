@@ -180,6 +180,7 @@ func (s *Set) wrap(d *Def, sessions Sessions) mcp.ToolHandler {
 		if note != "" {
 			r.Content = append(r.Content, &mcp.TextContent{Text: note})
 		}
+		capAnswer(r, s.env.MaxAnswer)
 		return finish(s.sessionNotes(r, sc), structured, withText, sc), nil
 	}
 }

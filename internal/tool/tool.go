@@ -77,6 +77,10 @@ type Env struct {
 	// Structured is whether tools declare an output schema and answer with
 	// structuredContent.
 	Structured bool
+	// MaxAnswer is the most characters an answer's text holds (0: no
+	// bound). Tools stop short of it and say how to get the rest; the
+	// kernel cuts whatever still passes it.
+	MaxAnswer int
 	// SessionIdleTimeout is when an idle session is closed (for the note
 	// a call gets when its session had been).
 	SessionIdleTimeout time.Duration

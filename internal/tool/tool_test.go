@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/boris-mcp/boris/internal/codes"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestLenientNumbersAndBooleans(t *testing.T) {
@@ -32,5 +33,23 @@ func TestLenientNumbersAndBooleans(t *testing.T) {
 	}
 	if err := checkRequired(json.RawMessage(`{"path":null}`), []string{"path"}); err == nil || !strings.Contains(err.Error(), `"path"`) {
 		t.Fatalf("null required parameter: %v", err)
+	}
+}
+
+// capAnswer keeps an answer's text within the bound, on a character
+// boundary, and says how much it left out.
+func TestCapAnswer(t *testing.T) {
+	r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("é", 30)}, &mcp.TextContent{Text: strings.Repeat("x", 30)}}}
+	capAnswer(r, 40)
+	if len(r.Content) != 2 {
+		t.Fatalf("%d contents", len(r.Content))
+	}
+	second := r.Content[1].(*mcp.TextContent).Text
+	if !strings.HasPrefix(second, strings.Repeat("x", 10)+"\n[answer cut at 40 characters (--max-answer): 20 more characters left out.") {
+		t.Fatalf("cut text %q", second)
+	}
+	r = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "short"}}}
+	if capAnswer(r, 40); r.Content[0].(*mcp.TextContent).Text != "short" {
+		t.Fatal("a short answer was changed")
 	}
 }

@@ -22,7 +22,7 @@ import (
 	"unicode/utf8"
 )
 
-// MaxChars caps the text of a result.
+// MaxChars caps the text of a result by default (Options.MaxChars).
 const MaxChars = 30000
 
 // MaxLineLen is the longest line text printed in full; longer lines are
@@ -73,6 +73,9 @@ type Options struct {
 	// Offset skips that many output lines (content) or entries (other
 	// modes) after sorting; Limit keeps at most that many (0: all).
 	Offset, Limit int
+	// MaxChars caps the text of a page (0: MaxChars); past it the page
+	// ends with a note giving the offset of the next.
+	MaxChars int
 }
 
 // need is how many leading lines or entries of the sorted result must be
@@ -317,7 +320,11 @@ func (c *Collector) Page() Page {
 		return pg
 	}
 	var shown int
-	pg.Text, shown = capText(lines, c.opts.Offset, pg.Total, c.exact, unit)
+	maxChars := c.opts.MaxChars
+	if maxChars <= 0 {
+		maxChars = MaxChars
+	}
+	pg.Text, shown = capText(lines, c.opts.Offset, pg.Total, c.exact, unit, maxChars)
 	if shown < len(pg.Entries) {
 		pg.Entries = pg.Entries[:shown]
 	}
@@ -383,18 +390,18 @@ func page[T any](s []T, offset, limit int) []T {
 	return s
 }
 
-// capText joins lines, stopping before MaxChars with a note; it returns
+// capText joins lines, stopping before maxChars with a note; it returns
 // the text and how many of the lines it holds.
-func capText(lines []string, offset, total int, exact bool, unit string) (string, int) {
+func capText(lines []string, offset, total int, exact bool, unit string, maxChars int) (string, int) {
 	var b strings.Builder
 	for i, l := range lines {
-		if b.Len()+len(l)+1 > MaxChars && i > 0 {
+		if b.Len()+len(l)+1 > maxChars && i > 0 {
 			of := strconv.Itoa(total)
 			if !exact {
 				of = "more than " + of
 			}
 			fmt.Fprintf(&b, "\n[Output truncated at %d characters: showing %s %d-%d of %s. Pass offset=%d to continue, or narrow the search with path, include, type or a more specific pattern.]",
-				MaxChars, unit, offset+1, offset+i, of, offset+i)
+				maxChars, unit, offset+1, offset+i, of, offset+i)
 			return b.String(), i
 		}
 		if i > 0 {

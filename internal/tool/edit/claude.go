@@ -41,7 +41,7 @@ func claudeViewLimits() files.ViewLimits {
 func claudeView(res *files.ViewResult) string {
 	switch res.Kind {
 	case files.ViewBinary:
-		return borisView(res, nil)
+		return borisView(res, nil, false, 0)
 	case files.ViewDir:
 		return claudeListing(res)
 	}

@@ -105,7 +105,7 @@ func viewTool() (*tool.Def, error) {
 				return nil, codes.Errorf(codes.InvalidInput, "view_range must be two numbers [start, end] (1-based, inclusive; end -1 means the end of the file), got %d", len(in.ViewRange))
 			}
 			c.Rec.Paths = []string{in.Path}
-			res, err := c.Env.Files.View(c.FileCtx(), in.Path, rng, borisViewLimits(rng))
+			res, err := c.Env.Files.View(c.FileCtx(), in.Path, rng, borisViewLimits(rng, c.Env.MaxAnswer))
 			if err != nil {
 				return nil, err
 			}
@@ -113,7 +113,8 @@ func viewTool() (*tool.Def, error) {
 				return imageResult(res), nil
 			}
 			lsptool.Warm(c, in.Path)
-			return tool.Answer(borisView(res, rng), results.FromView(res)), nil
+			cut := borisFit(res, c.Env.MaxAnswer)
+			return tool.Answer(borisView(res, rng, cut, c.Env.MaxAnswer), results.FromView(res)), nil
 		})
 }
 
@@ -225,7 +226,7 @@ func editorTool() (*tool.Def, error) {
 					return imageResult(res), nil
 				}
 				lsptool.Warm(c, in.Path)
-				return tool.Answer(claudeView(res), results.FromView(res)), nil
+				return tool.Answer(claudeView(res), results.FromView(res).Fit(c.Env.MaxAnswer)), nil
 			case "create":
 				if in.FileText == nil {
 					return nil, claudeMissing("file_text", "create")

@@ -13,7 +13,6 @@ import (
 	"github.com/boris-mcp/boris/internal/dialect"
 	"github.com/boris-mcp/boris/internal/results"
 	"github.com/boris-mcp/boris/internal/session"
-	"github.com/boris-mcp/boris/internal/shell"
 	"github.com/boris-mcp/boris/internal/tool"
 )
 
@@ -60,7 +59,7 @@ func bashTool(o Options, m dialect.Mode) (*tool.Def, error) {
 - For long-running processes (servers, watchers) use run_in_background: true; for a command that may take long, yield_ms returns its output so far and lets it go on as a background task.
 - To answer prompts or drive a REPL or debugger: start it with tty: true (a terminal; or interactive: true for a plain stdin pipe), then loop task_input (send a line, get the answer) and task_output; task_kill stops it. "\u0003" in task_input is Ctrl-C, "\u0004" Ctrl-D (end of input).
 - Prefer the grep, find and view tools over grep/find/cat in the shell for searching and reading files.`,
-		o.Shell, defMs, MaxTimeoutMs, shell.MaxOutputChars)
+		o.Shell, defMs, MaxTimeoutMs, o.maxOutput())
 	desc += o.Sandbox.note("A refused operation fails with \"Permission denied\" (or \"Operation not permitted\"): that is the sandbox, not a transient error, so do not retry it or try other ways around it; work inside the workspace or the temp directory.")
 	tune := func(s *jsonschema.Schema) {
 		tool.SetDefault(s, "timeout", defMs)

@@ -48,7 +48,7 @@ func codexExecOutput(res shell.Result) (exit int, output string) {
 	out := res.Stdout
 	text := out.Text
 	if out.Truncated {
-		head := firstChars(text, shell.TailChars)
+		head := firstChars(text, out.Limit/2)
 		removed := out.Chars - int64(utf8.RuneCountInString(head)) - int64(utf8.RuneCountInString(out.Tail))
 		text = head + "…" + strconv.FormatInt(removed, 10) + " chars truncated…" + out.Tail
 	}

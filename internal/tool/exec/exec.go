@@ -32,6 +32,16 @@ type Options struct {
 	// Sandbox is what the sandbox allows commands, for the tools'
 	// descriptions (its zero value: no sandbox).
 	Sandbox Sandbox
+	// MaxOutput is how many characters of each stream an answer keeps
+	// (the runner's MaxOutput; 0: shell.MaxOutputChars).
+	MaxOutput int
+}
+
+func (o Options) maxOutput() int {
+	if o.MaxOutput > 0 {
+		return o.MaxOutput
+	}
+	return shell.MaxOutputChars
 }
 
 // Sandbox describes the sandbox commands run in.

@@ -87,7 +87,7 @@ func writeStreams(b *strings.Builder, stdout, stderr shell.Output) {
 				text += "\n"
 			}
 			text += fmt.Sprintf("[%s truncated: %d characters in total, the first %d shown; redirect the output to a file and use view or grep to read the rest]\n",
-				s.name, s.out.Chars, shell.MaxOutputChars)
+				s.name, s.out.Chars, s.out.Limit)
 		}
 		parts = append(parts, text)
 	}
@@ -118,6 +118,12 @@ func formatTask(st session.TaskStatus, hint string) string {
 		}
 	default:
 		writeStreams(&b, shell.Output{Text: st.Stdout, Chars: int64(len(st.Stdout))}, shell.Output{Text: st.Stderr, Chars: int64(len(st.Stderr))})
+	}
+	if st.More {
+		if !strings.HasSuffix(b.String(), "\n") {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "[more output is waiting: an answer holds only part of it (--max-answer); call task_output with task_id %s again for the next part]\n", st.ID)
 	}
 	return b.String()
 }

@@ -80,7 +80,7 @@ func execCommandTool(o Options) (*tool.Def, error) {
 				return nil, err
 			}
 			taskEnded(c, st)
-			return tool.Answer(unifiedExec(st, time.Since(start), in.MaxOutputTokens)), nil
+			return tool.Answer(unifiedExec(st, time.Since(start), in.MaxOutputTokens, c.Env.MaxAnswer)), nil
 		})
 }
 
@@ -105,19 +105,23 @@ func writeStdinTool() (*tool.Def, error) {
 				return nil, err
 			}
 			taskEnded(c, st)
-			return tool.Answer(unifiedExec(st, time.Since(start), in.MaxOutputTokens)), nil
+			return tool.Answer(unifiedExec(st, time.Since(start), in.MaxOutputTokens, c.Env.MaxAnswer)), nil
 		})
 }
 
 // unifiedExec renders a task in Codex's unified exec format, and as the
 // structured result Codex's schema describes, with the same values.
-func unifiedExec(st session.TaskStatus, wall time.Duration, maxTokens tool.Int) (string, any) {
+func unifiedExec(st session.TaskStatus, wall time.Duration, maxTokens tool.Int, maxAnswer int) (string, any) {
 	var id [3]byte
 	_, _ = rand.Read(id[:])
 	out := st.Stdout + st.Stderr
 	tokens := int64(maxTokens)
 	if tokens <= 0 {
 		tokens = execOutputTokens
+	}
+	if maxAnswer > 0 {
+		// An answer holds at most maxAnswer characters, whatever was asked.
+		tokens = min(tokens, int64(maxAnswer-500)/4)
 	}
 	count := approxTokens(out)
 	ex := &results.Exec{ChunkID: hex.EncodeToString(id[:]), WallTimeSeconds: wall.Seconds(), OriginalTokenCount: &count, Output: truncateTokens(out, tokens)}

@@ -140,7 +140,7 @@ func applyPatchTool() (*tool.Def, error) {
 				return nil, err
 			}
 			Record(c, res)
-			return lsptool.WithDiagnostics(ctx, c, ed, tool.Answer(Summary(res), results.FromPatch(res))), nil
+			return lsptool.WithDiagnostics(ctx, c, ed, tool.Answer(SummaryWithin(res, c.Env.MaxAnswer), results.FromPatch(res).Fit(c.Env.MaxAnswer))), nil
 		})
 }
 
@@ -231,19 +231,31 @@ func Invalid(err error) error {
 
 // Summary is apply_patch's success text: the files added, then
 // modified, then deleted, one per line.
-func Summary(r *files.PatchResult) string {
+func Summary(r *files.PatchResult) string { return SummaryWithin(r, 0) }
+
+// SummaryWithin is Summary in at most maxChars characters (0: no bound):
+// past them, a last line says how many files it leaves out.
+func SummaryWithin(r *files.PatchResult, maxChars int) string {
 	var b strings.Builder
 	b.WriteString("Success. Updated the following files:\n")
+	left := 0
 	for _, group := range []struct {
 		tag   string
 		paths []string
 	}{{"A", r.Added}, {"M", r.Modified}, {"D", r.Deleted}} {
 		for _, p := range group.paths {
+			if left > 0 || maxChars > 0 && b.Len()+len(p)+3 > maxChars-200 {
+				left++
+				continue
+			}
 			b.WriteString(group.tag)
 			b.WriteByte(' ')
 			b.WriteString(p)
 			b.WriteByte('\n')
 		}
+	}
+	if left > 0 {
+		fmt.Fprintf(&b, "… and %d more files (an answer holds at most %d characters: --max-answer)\n", left, maxChars)
 	}
 	return b.String()
 }

@@ -119,6 +119,7 @@ func grepTool(m dialect.Mode) (*tool.Def, error) {
 			Multiline:       bool(in.Multiline),
 			HeadLimit:       int(in.HeadLimit),
 			Offset:          int(in.Offset),
+			MaxChars:        answerChars(c),
 		}
 		var err error
 		if req.Before, err = optInt("context_before", in.ContextBefore, in.B); err != nil {
@@ -179,7 +180,7 @@ func findTool(m dialect.Mode) (*tool.Def, error) {
 		if err != nil {
 			return nil, err
 		}
-		res, err := search.FindResult(ctx, c.Env.Policy, search.FindRequest{Pattern: in.Pattern, Type: in.Type, Root: root, DisplayRoot: display})
+		res, err := search.FindResult(ctx, c.Env.Policy, search.FindRequest{Pattern: in.Pattern, Type: in.Type, Root: root, DisplayRoot: display, MaxChars: answerChars(c)})
 		if err != nil {
 			return nil, searchError(ctx, err)
 		}
@@ -192,6 +193,17 @@ func findTool(m dialect.Mode) (*tool.Def, error) {
 	}
 	meta.Tune = func(s *jsonschema.Schema) { tool.SetEnum(s, "type", findTypes...) }
 	return tool.DefineAs[findDefaultSchema](meta, handler)
+}
+
+// answerChars is the cap of a search's text: the printer's own, or less
+// where an answer holds less (with room for the printer's note on how to
+// go on).
+func answerChars(c *tool.Call) int {
+	const note = 300
+	if m := c.Env.MaxAnswer; m > 0 && m-note < printer.MaxChars {
+		return m - note
+	}
+	return printer.MaxChars
 }
 
 // searched records a search's pattern and path.
