@@ -5,8 +5,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/boris-mcp/boris/internal/config"
 	"github.com/boris-mcp/boris/internal/dialect"
 	"github.com/boris-mcp/boris/internal/lsp"
+	"github.com/boris-mcp/boris/internal/session"
 )
 
 // The errors an edit introduced: the edit tools call beginEdit before they
@@ -34,12 +36,15 @@ func (c *call) beginEdit(paths ...string) *lsp.Edit {
 
 // withDiagnostics appends to an edit's answer, as a block of its own, the
 // errors the servers report after the edit that they did not before,
-// waiting at most --diagnostics-wait.
+// waiting at most --diagnostics-wait; what is not known by then is named
+// as pending, and kept in the session for its next answer (see
+// lateDiagnostics).
 func (c *call) withDiagnostics(ctx context.Context, e *lsp.Edit, r *mcp.CallToolResult) *mcp.CallToolResult {
 	if e == nil {
 		return r
 	}
 	rep := e.Finish(ctx, c.deps.Config.DiagnosticsWait)
+	c.sess.LateDiagnostics().Add(rep.Late)
 	cwd, wait := c.sess.Cwd(), c.deps.Config.DiagnosticsWait
 	text := dialect.BorisDiagnostics(rep, cwd, wait)
 	if c.deps.Config.AnthropicCompat {
@@ -63,5 +68,23 @@ func (c *call) warm(path string) {
 	}
 	if t, err := c.deps.Policy.Locate(c.sess.Cwd(), path); err == nil && t.Exists {
 		c.deps.LSP.Warm(t.Resolved)
+	}
+}
+
+// lateDiagnostics appends to any answer of a session what the diagnostics
+// its earlier edits left pending have come to since, each once: the
+// errors those edits introduced, or that they introduced none.
+func lateDiagnostics(cfg *config.Config, sess *session.Session, r *mcp.CallToolResult) {
+	rep := sess.LateDiagnostics().Take()
+	if rep == nil {
+		return
+	}
+	text := dialect.BorisDiagnostics(rep, sess.Cwd(), cfg.DiagnosticsWait)
+	if cfg.AnthropicCompat {
+		text = dialect.ClaudeDiagnostics(rep, sess.Cwd(), cfg.DiagnosticsWait)
+	}
+	r.Content = append(r.Content, &mcp.TextContent{Text: text})
+	if d, ok := r.StructuredContent.(interface{ SetLateDiagnostics(*lsp.Report) }); ok {
+		d.SetLateDiagnostics(rep)
 	}
 }

@@ -337,6 +337,7 @@ func (s *Set) wrap(d *def, sessions Sessions) mcp.ToolHandler {
 		if note != "" {
 			r.Content = append(r.Content, &mcp.TextContent{Text: note})
 		}
+		lateDiagnostics(s.deps.Config, sc.Session, r)
 		return finish(s.sessionNotes(r, sc), structured, withText, sc), nil
 	}
 }
