@@ -170,7 +170,8 @@ type Config struct {
 	// by canonical language name (a nil command turns that language off).
 	// LSPIdleTimeout stops a server nobody used for that long.
 	// Diagnostics (--diagnostics on) appends the errors an edit
-	// introduced to its answer, waiting at most DiagnosticsWait.
+	// introduced to its answer, waiting at most DiagnosticsWait (what is
+	// not known by then comes with the session's next answer).
 	LSPOff          bool
 	LSPServers      map[string][]string
 	LSPIdleTimeout  time.Duration
@@ -296,7 +297,7 @@ type cli struct {
 	LSP                   []string `name:"lsp" sep:"none" help:"Language server of a language, LANG=COMMAND (repeatable): go, c (C and C++), python, typescript (and JavaScript), rust; e.g. python=pylsp, rust=off; or off to run none. Default: gopls, clangd, pyright-langserver or pylsp, typescript-language-server, rust-analyzer when on PATH." placeholder:"LANG=COMMAND" envvar:"BORIS_LSP"`
 	LSPIdleTimeout        string   `name:"lsp-idle-timeout" help:"Stop a language server nobody used for this long (it starts again when needed)." default:"10m" envvar:"BORIS_LSP_IDLE_TIMEOUT"`
 	Diagnostics           string   `help:"Append the errors an edit introduced, as the file's language server reports them, to the edit's answer: on or off." default:"on" envvar:"BORIS_DIAGNOSTICS"`
-	DiagnosticsWait       string   `help:"Longest wait of an edit's answer for the language server's diagnostics (at most 10s)." default:"2s" envvar:"BORIS_DIAGNOSTICS_WAIT"`
+	DiagnosticsWait       string   `help:"Longest wait of an edit's answer for the language server's diagnostics (at most 10s); what is not known by then is named pending in it and comes with the session's next answer." default:"50ms" envvar:"BORIS_DIAGNOSTICS_WAIT"`
 	Checkpoints           string   `help:"Checkpoint the workspace before every call that can change it, and serve the checkpoint tool (create, list, diff, restore): on or off." default:"on" envvar:"BORIS_CHECKPOINTS"`
 	CheckpointDir         string   `help:"Directory of the checkpoint stores, outside the workspace (default: $XDG_STATE_HOME/boris/checkpoints, else ~/.local/state/boris/checkpoints, else boris-checkpoints-UID in the temp dir)." placeholder:"DIR" envvar:"BORIS_CHECKPOINT_DIR"`
 	CheckpointMaxBytes    string   `help:"Most the checkpoint directory may hold (B, KB, MB, GB); the oldest checkpoints are pruned first." default:"1GB" envvar:"BORIS_CHECKPOINT_MAX_BYTES"`
