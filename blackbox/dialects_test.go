@@ -158,7 +158,7 @@ func sameTree(t *testing.T, got, want map[string]string) {
 // delete), a failing last section that leaves everything untouched, a CRLF
 // file kept CRLF, and a denied path refused.
 func TestApplyPatchThroughMCP(t *testing.T) {
-	for _, a := range agents(t, "--deny-dir", "**/secret*") {
+	for _, a := range agents(t, "--deny-dir", "**/secret*", "--diagnostics=off") {
 		t.Run(a.name, func(t *testing.T) {
 			writeFile(t, filepath.Join(a.dir, "app.py"), "def greet():\n    print(\"Hi\")\n")
 			writeFile(t, filepath.Join(a.dir, "old.txt"), "obsolete\n")
