@@ -525,7 +525,12 @@ func (c *client) serverRequest(req *jsonrpc2.Request) (any, error) {
 		return nil, nil
 	case "workspace/applyEdit":
 		return map[string]any{"applied": false, "failureReason": "boris applies no edits from language servers"}, nil
-	case "workspace/semanticTokens/refresh", "workspace/inlayHint/refresh", "workspace/codeLens/refresh", "workspace/diagnostic/refresh", "workspace/inlineValue/refresh":
+	case "workspace/diagnostic/refresh":
+		// What it answered before may be out of date (another file
+		// changed): ask again about the open documents.
+		go c.repull()
+		return nil, nil
+	case "workspace/semanticTokens/refresh", "workspace/inlayHint/refresh", "workspace/codeLens/refresh", "workspace/inlineValue/refresh":
 		return nil, nil
 	}
 	return nil, fmt.Errorf("boris does not handle %s", req.Method)
@@ -735,6 +740,21 @@ func (c *client) pullDiagnostics(path string, version int) {
 			}
 		}
 	}()
+}
+
+// repull asks a pull server again about every open document.
+func (c *client) repull() {
+	c.docMu.Lock()
+	defer c.docMu.Unlock()
+	c.mu.Lock()
+	versions := map[string]int{}
+	for p, d := range c.docs {
+		versions[p] = d.version
+	}
+	c.mu.Unlock()
+	for p, v := range versions {
+		c.pullDiagnostics(p, v)
+	}
 }
 
 // codeServerCancelled is the LSP error of a request the server gave up
