@@ -23,11 +23,14 @@ import (
 // The edit's answer waits for all this only a short while (Finish's
 // wait). What is not known by then is finished in the background: the
 // answer names those files as pending, and what they come to is taken
-// from the session's Inbox by its next answer. Until an edit of a file is
-// known, a later edit of the same file waits for it (and starts from what
-// the server said after it), so no report is about a text it was not
-// meant for; a document an edit is about to send is not refreshed from
-// the disk meanwhile, and the lsp tool's requests about it wait for it.
+// from the session's Inbox by its next answer. A later edit of a file
+// whose earlier edit is not known yet sends its text at once, and takes as
+// its baseline what the server said after the earlier edit — or, if the
+// server skipped that text, what it said before it: the later report then
+// counts both edits' errors. Reports are matched to the exact text they
+// are about, never to another. While an edit waits for the server's report
+// on the text before it, the document is not refreshed from the disk, and
+// the lsp tool's requests about it wait.
 
 // lateTimeout bounds the background wait for an edit's diagnostics (the
 // server's start included); after it the edit's report says the server
@@ -83,10 +86,9 @@ type editFile struct {
 // States of an editFile.
 const (
 	stReady = iota // waiting for prepare
-	stPrev         // waiting for the file's earlier edit
 	stBase         // waiting for the server's report on the text before
 	stSend         // to send the text after
-	stAfter        // waiting for the server's report on it
+	stAfter        // waiting for the server's report on it (and for the file's earlier edit, the baseline)
 	stDone
 )
 
@@ -344,7 +346,7 @@ func (f *editFile) step() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for {
-		if f.state == stPrev || f.state == stBase || f.state == stAfter {
+		if f.state == stBase || f.state == stAfter {
 			if !f.c.alive() {
 				f.resolve(FileReport{Err: f.m.serverErr(f.c, "diagnostics", errDied)})
 				continue
@@ -372,7 +374,10 @@ func (f *editFile) step() bool {
 			f.busy = true
 			switch {
 			case f.prev != nil:
-				f.state = stPrev
+				// The text before is the earlier edit's: what the server
+				// said after that edit is the baseline, taken once that
+				// edit is known. This one's text goes at once.
+				f.state = stSend
 			case f.before == nil:
 				f.baseKnown = true // a new file: nothing before
 				f.state = stSend
@@ -391,27 +396,6 @@ func (f *editFile) step() bool {
 				f.held = c.hold(f.path)
 				f.state = stBase
 			}
-		case stPrev:
-			select {
-			case <-f.prev.done:
-			default:
-				return false
-			}
-			p := f.prev
-			p.mu.Lock()
-			switch {
-			case p.after:
-				f.baseText, f.baseList, f.baseKnown = p.afterText, p.afterList, true
-			case p.baseKnown:
-				// Its errors were never known: this edit's report counts
-				// them with its own.
-				f.baseText, f.baseList, f.baseKnown = p.baseText, p.baseList, true
-				f.merged = p.merged + 1
-			default:
-				f.noBase = true
-			}
-			p.mu.Unlock()
-			f.state = stSend
 		case stBase:
 			list, st := f.c.diagnosticsAt(f.path, f.beforeVer)
 			switch st {
@@ -442,6 +426,14 @@ func (f *editFile) step() bool {
 			f.afterText, f.afterVer = after, v
 			f.state = stAfter
 		case stAfter:
+			if f.prev != nil && !f.baseKnown && !f.noBase {
+				select {
+				case <-f.prev.done:
+				default:
+					return false
+				}
+				f.fromPrev()
+			}
 			list, st := f.c.diagnosticsAt(f.path, f.afterVer)
 			switch st {
 			case diagsNone:
@@ -457,6 +449,25 @@ func (f *editFile) step() bool {
 			}
 			f.resolve(FileReport{Merged: f.merged, Introduced: diags(introduced(f.baseList, f.baseText, list, f.afterText), f.afterText, f.c.utf8, f.path)})
 		}
+	}
+}
+
+// fromPrev takes the baseline from the file's earlier edit, known now: what
+// the server said after it or, when it never said (it skipped that text,
+// or did not report in time), what it said before it — this edit's report
+// then counts that edit's errors with its own.
+func (f *editFile) fromPrev() {
+	p := f.prev
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.after:
+		f.baseText, f.baseList, f.baseKnown = p.afterText, p.afterList, true
+	case p.baseKnown:
+		f.baseText, f.baseList, f.baseKnown = p.baseText, p.baseList, true
+		f.merged = p.merged + 1
+	default:
+		f.noBase = true
 	}
 }
 
@@ -501,7 +512,7 @@ func (f *editFile) giveUp() {
 	if f.state == stDone {
 		return
 	}
-	if f.state == stBase || f.state == stPrev {
+	if f.state == stBase {
 		// The new text is sent all the same.
 		f.unholdDoc()
 		if f.c != nil {

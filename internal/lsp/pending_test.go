@@ -195,6 +195,28 @@ func TestChangedBeforeTheServerReported(t *testing.T) {
 	}
 }
 
+// TestSkippedTextCountedWithTheNext: a server that reports only on the
+// latest of two texts (it debounces) skips the first edit's: that edit
+// says so, and the second counts both edits' errors.
+func TestSkippedTextCountedWithTheNext(t *testing.T) {
+	m, path := diagManager(t, "debounce")
+	ask(t, m, path)
+	var in Inbox
+	for _, content := range []string{"fn main() {}\nERR one\n", "fn main() {}\nERR one\nERR two\n"} {
+		rep := edit(t, m, path, content, 50*time.Millisecond)
+		wantFile(t, rep, true)
+		in.Add(rep.Late)
+	}
+	ask(t, m, path)
+	late := in.Take()
+	if late == nil || len(late.Files) != 2 || !late.Files[0].Superseded || late.Files[1].Merged != 1 {
+		t.Fatalf("late %+v", late)
+	}
+	if got := messages(late.Files[1].Introduced); !reflect.DeepEqual(got, []string{"bad line: ERR one", "bad line: ERR two"}) {
+		t.Fatalf("introduced %q", got)
+	}
+}
+
 // TestMergedAfterAnEarlierEditGaveUp: when an earlier edit's report never
 // came, the next edit of the file counts its errors with its own.
 func TestMergedAfterAnEarlierEditGaveUp(t *testing.T) {
