@@ -37,14 +37,14 @@ func (c *call) beginEdit(paths ...string) *lsp.Edit {
 // withDiagnostics appends to an edit's answer, as a block of its own, the
 // errors the servers report after the edit that they did not before,
 // waiting at most --diagnostics-wait; what is not known by then is named
-// as pending, and kept in the session for its next answer (see
-// lateDiagnostics).
+// as pending, and kept in the session (after this answer has taken what
+// earlier edits came to) for its next answers (see lateDiagnostics).
 func (c *call) withDiagnostics(ctx context.Context, e *lsp.Edit, r *mcp.CallToolResult) *mcp.CallToolResult {
 	if e == nil {
 		return r
 	}
 	rep := e.Finish(ctx, c.deps.Config.DiagnosticsWait)
-	c.sess.LateDiagnostics().Add(rep.Late)
+	c.late = rep.Late
 	cwd, wait := c.sess.Cwd(), c.deps.Config.DiagnosticsWait
 	text := dialect.BorisDiagnostics(rep, cwd, wait)
 	if c.deps.Config.AnthropicCompat {

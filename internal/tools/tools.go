@@ -96,6 +96,9 @@ type call struct {
 	// rec is the call's audit record: the handler adds the essentials of
 	// what it was asked (command, paths, pattern, …) and what came of it.
 	rec *audit.Record
+	// late is what an edit's answer left pending (withDiagnostics), for
+	// the session's next answers.
+	late *lsp.Late
 }
 
 // fctx is the session side of a file operation. The edit history is kept
@@ -330,7 +333,8 @@ func (s *Set) wrap(d *def, sessions Sessions) mcp.ToolHandler {
 		if d.changes != nil && s.deps.Checkpoints != nil && d.changes(args) {
 			note = s.autoCheckpoint(sc.Session, name, args)
 		}
-		r, err := d.handle(ctx, &call{sess: sc.Session, req: req, deps: &s.deps, rec: rec}, args)
+		cl := &call{sess: sc.Session, req: req, deps: &s.deps, rec: rec}
+		r, err := d.handle(ctx, cl, args)
 		if err != nil {
 			r = s.failed(rec, err, d)
 		}
@@ -338,6 +342,7 @@ func (s *Set) wrap(d *def, sessions Sessions) mcp.ToolHandler {
 			r.Content = append(r.Content, &mcp.TextContent{Text: note})
 		}
 		lateDiagnostics(s.deps.Config, sc.Session, r)
+		sc.Session.LateDiagnostics().Add(cl.late)
 		return finish(s.sessionNotes(r, sc), structured, withText, sc), nil
 	}
 }
