@@ -680,3 +680,118 @@ func TestLSPScope(t *testing.T) {
 	}
 	mustErr(t, cs, "lsp", map[string]any{"operation": "documentSymbol", "filePath": "go/format.go", "line": 1, "character": 1}, "ACCESS_DENIED")
 }
+
+// TestLSPLateDiagnostics: an error an edit introduced that the server
+// reports only after the edit's answer went out is named pending in that
+// answer and reaches the agent with its next call, once, and the lsp
+// tool's diagnostics list it — in boris's dialect over stdio at the
+// current revision, and in Claude's over HTTP at the handshake era. The
+// server is Debian's pylsp behind a proxy (internal/lsp/testdata/lspdelay)
+// that holds what pylsp publishes after a change until boris next asks it
+// anything: the report is late by construction, not by timing.
+func TestLSPLateDiagnostics(t *testing.T) {
+	needServers(t)
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatal("python3 is needed: run `make deps`, or apt-get install python3")
+	}
+	proxy, err := filepath.Abs(filepath.Join(moduleRoot, "internal", "lsp", "testdata", "lspdelay", "delay.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--lsp", "python=" + python + " " + proxy + " pylsp"}
+	const file, old, bad = "python/shapes/total.py", "result += s.area()", "result += s.area() + nosuch"
+	// late checks the data of an answer that ends with what the edit
+	// left pending: the file, and its error.
+	late := func(t *testing.T, cs *mcp.ClientSession, tool string, res *mcp.CallToolResult, path string) {
+		t.Helper()
+		data := validated(t, cs, tool, res)
+		if data == nil {
+			return
+		}
+		var d struct {
+			Late *struct {
+				Files  []string `json:"files"`
+				Errors []struct {
+					Message string `json:"message"`
+					Line    int    `json:"line"`
+				} `json:"errors"`
+			} `json:"late_diagnostics"`
+		}
+		if err := json.Unmarshal(data, &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Late == nil || len(d.Late.Files) != 1 || d.Late.Files[0] != path || len(d.Late.Errors) != 1 || d.Late.Errors[0].Message != "undefined name 'nosuch'" || d.Late.Errors[0].Line != 10 {
+			t.Fatalf("late_diagnostics: %s", data)
+		}
+	}
+	t.Run("boris", func(t *testing.T) {
+		dir := tempDir(t)
+		copyLSPFixtures(t, dir)
+		cs, cmd, logs := connectStdioAt(t, dir, statelessEra, args...)
+		t.Cleanup(func() { cs.Close(); _ = cmd.Wait() })
+		mustOK(t, cs, "view", map[string]any{"path": file})
+		// The server's report on the file as it is: the edit's baseline.
+		if got, isErr := lspCall(t, cs, "lsp", "diagnostics", file, 0, 0, ""); isErr || !strings.Contains(got, "pylsp reports no problems in "+file) {
+			t.Fatalf("diagnostics before the edit: %s\n%s", got, logs)
+		}
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "str_replace", Arguments: map[string]any{"path": file, "old_str": old, "new_str": bad}})
+		if err != nil || res.IsError {
+			t.Fatalf("str_replace: %v %s", err, resultText(res))
+		}
+		blocks := contents(t, res)
+		want := "Diagnostics: pylsp has not reported on " + file + " yet; the errors this edit introduced will come with your next call (or ask the lsp tool's diagnostics operation).\n"
+		if len(blocks) != 2 || blocks[1] != want {
+			t.Fatalf("the edit's answer does not say its diagnostics are pending: %q", blocks)
+		}
+		var d struct {
+			New     []any    `json:"new_diagnostics"`
+			Pending []string `json:"diagnostics_pending"`
+		}
+		if err := json.Unmarshal(validated(t, cs, "str_replace", res), &d); err != nil || len(d.New) != 0 || len(d.Pending) != 1 || d.Pending[0] != filepath.Join(dir, file) {
+			t.Fatalf("the data does not say so: %+v %v", d, err)
+		}
+		// The next call asks the server about another file: the report
+		// comes before its answer, and ends it.
+		res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "lsp", Arguments: map[string]any{"operation": "documentSymbol", "filePath": "python/shapes/base.py"}})
+		if err != nil || res.IsError {
+			t.Fatalf("lsp: %v %s", err, resultText(res))
+		}
+		blocks = contents(t, res)
+		want = "An earlier edit of " + file + " introduced 1 error (pylsp reported after its answer):\n" +
+			file + ":10:30: error: undefined name 'nosuch' [pyflakes]\n" +
+			"    10\t        " + bad + "\n"
+		if len(blocks) != 2 || !strings.HasPrefix(blocks[0], "Outline of python/shapes/base.py") || blocks[1] != want {
+			t.Fatalf("the next call's answer does not end with the late error: %q", blocks)
+		}
+		late(t, cs, "lsp", res, filepath.Join(dir, file))
+		// Once: the next answers do not repeat it; the diagnostics
+		// operation lists it.
+		got, isErr := lspCall(t, cs, "lsp", "diagnostics", file, 0, 0, "")
+		if isErr || !strings.Contains(got, "pylsp reports 1 error in "+file+":\n"+file+":10:30: error: undefined name 'nosuch'") || strings.Contains(got, "earlier edit") {
+			t.Fatalf("diagnostics after the edit: %s", got)
+		}
+		if got := mustOK(t, cs, "view", map[string]any{"path": file}); strings.Contains(got, "earlier edit") {
+			t.Fatalf("the late error was given twice: %s", got)
+		}
+	})
+	t.Run("claude", func(t *testing.T) {
+		p := startInProcess(t, append(args, "--anthropic-compat")...)
+		copyLSPFixtures(t, p.dir)
+		cs := connectHTTPAt(t, p.url, "", handshakeEra, nil)
+		path := filepath.Join(p.dir, file)
+		mustOK(t, cs, "str_replace_editor", map[string]any{"command": "view", "path": path})
+		if got, isErr := lspCall(t, cs, "LSP", "diagnostics", path, 1, 1, ""); isErr || !strings.Contains(got, "pylsp reports no problems") {
+			t.Fatalf("diagnostics before the edit: %s", got)
+		}
+		got := mustOK(t, cs, "str_replace_editor", map[string]any{"command": "str_replace", "path": path, "old_str": old, "new_str": bad})
+		if !strings.HasSuffix(got, "Diagnostics: pylsp has not reported on "+file+" yet; the errors this edit introduced will come with your next call (or ask the LSP tool's diagnostics operation).\n") || strings.Contains(got, "nosuch'") {
+			t.Fatalf("the edit's answer does not say its diagnostics are pending: %s", got)
+		}
+		got, isErr := lspCall(t, cs, "LSP", "documentSymbol", filepath.Join(p.dir, "python/shapes/base.py"), 1, 1, "")
+		want := "<new-diagnostics>The following new diagnostic issues were detected:\n\n" + file + ":\n  ✘ [Line 10:30] undefined name 'nosuch' (pyflakes)\n    " + bad + "\n</new-diagnostics>\n"
+		if isErr || !strings.HasSuffix(got, want) {
+			t.Fatalf("the next call's answer does not end with the late error:\n%s", got)
+		}
+	})
+}

@@ -17,9 +17,14 @@
 //     (gopls started and the module loaded);
 //
 //   - resident memory: boris's own, and its language servers' (gopls and the
-//     go commands it runs) separately.
+//     go commands it runs) separately;
 //
-//     go run ./bench/lsp [-n 200] [-gopls PATH] [-bin BORIS]
+//   - per language server (gopls on BurntSushi/toml v1.6.0, pylsp on flask
+//     2.2.2, clangd on zlib's gzlog.c: see servers.go), an edit's answer with
+//     diagnostics off, on, and on with the longest wait, the first edit after
+//     start and warm edits, interleaved in the same rounds.
+//
+//     go run ./bench/lsp [-n 200] [-part all|nav|servers] [-servers go,python,c] [-firsts 5] [-warm 40] [-ref BORIS] [-gopls PATH] [-bin BORIS]
 //
 // gopls comes from -gopls, else PATH, else the pinned one scripts/lsp-deps.sh
 // builds into the user cache directory.
@@ -63,6 +68,11 @@ func main() {
 	n := flag.Int("n", 200, "rounds")
 	goplsFlag := flag.String("gopls", "", "gopls binary (default: PATH, else the pinned one in the user cache directory)")
 	binFlag := flag.String("bin", "", "boris binary (default: build from the repository)")
+	part := flag.String("part", "all", "what to measure: nav (navigation, edits on this repository, memory), servers (edits per language server), or all")
+	serversFlag := flag.String("servers", "go,python,c", "the language servers whose edits to measure (go, python, c)")
+	firsts := flag.Int("firsts", 5, "servers: rounds of a fresh boris (its first edit)")
+	warm := flag.Int("warm", 40, "servers: warm edits per config")
+	ref := flag.String("ref", "", "servers: a reference boris binary (an earlier build) measured with its defaults in the same rounds")
 	flag.Parse()
 	gopls := findGopls(*goplsFlag)
 	tmp, bin := "", *binFlag
@@ -81,6 +91,12 @@ func main() {
 	fmt.Printf("tree: %d tracked files of this repository, twice; gopls: %s\n", files, gopls)
 
 	ctx := context.Background()
+	if *part == "servers" || *part == "all" {
+		servers(ctx, bin, *ref, tmp, serverCommands(*serversFlag, gopls), *firsts, *warm)
+	}
+	if *part == "servers" {
+		return
+	}
 	cold(ctx, bin, gopls, treeA)
 
 	on, onCmd := kit.Stdio(ctx, bin, "--workdir="+treeA, "--lsp", "go="+gopls, "--diagnostics-wait=10s")

@@ -352,7 +352,7 @@ func newLSP(ctx context.Context, cfg *config.Config, policy *scope.Policy, sb *s
 	}()
 	diag := "off"
 	if cfg.Diagnostics {
-		diag = "on, waiting up to " + cfg.DiagnosticsWait.String()
+		diag = "on, waiting up to " + cfg.DiagnosticsWait.String() + " (what comes later ends the next answer)"
 	}
 	logger.Info("language servers (started on demand)", "servers", m.Status(), "idle_timeout", cfg.LSPIdleTimeout, "diagnostics", diag)
 	return m

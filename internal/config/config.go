@@ -169,7 +169,8 @@ type Sandboxing struct {
 // entries by canonical language name (a nil command turns that language
 // off). LSPIdleTimeout stops a server nobody used for that long.
 // Diagnostics (--diagnostics on) appends the errors an edit introduced to
-// its answer, waiting at most DiagnosticsWait.
+// its answer, waiting at most DiagnosticsWait (what is not known by then
+// comes with the session's next answer).
 type CodeIntel struct {
 	LSPOff          bool
 	LSPServers      map[string][]string
@@ -300,7 +301,7 @@ type cli struct {
 	LSP             []string `group:"code" name:"lsp" sep:"none" help:"Language server of a language, LANG=COMMAND (repeatable): go, c (C and C++), python, typescript (and JavaScript), rust; e.g. python=pylsp, rust=off; or off to run none. Default: gopls, clangd, pyright-langserver or pylsp, typescript-language-server, rust-analyzer when on PATH." placeholder:"LANG=COMMAND" envvar:"BORIS_LSP"`
 	LSPIdleTimeout  string   `group:"code" name:"lsp-idle-timeout" help:"Stop a language server nobody used for this long (it starts again when needed)." default:"10m" envvar:"BORIS_LSP_IDLE_TIMEOUT"`
 	Diagnostics     string   `group:"code" help:"Append the errors an edit introduced, as the file's language server reports them, to the edit's answer: on or off." default:"on" envvar:"BORIS_DIAGNOSTICS"`
-	DiagnosticsWait string   `group:"code" help:"Longest wait of an edit's answer for the language server's diagnostics (at most 10s)." default:"2s" envvar:"BORIS_DIAGNOSTICS_WAIT"`
+	DiagnosticsWait string   `group:"code" help:"Longest wait of an edit's answer for the language server's diagnostics (at most 10s); what is not known by then is named pending in it and comes with the session's next answer." default:"50ms" envvar:"BORIS_DIAGNOSTICS_WAIT"`
 
 	LogLevel    string `group:"operations" help:"Log level: debug, info, warn, error." default:"info" envvar:"BORIS_LOG_LEVEL"`
 	LogFormat   string `group:"operations" help:"Log format: text or json." default:"text" envvar:"BORIS_LOG_FORMAT"`

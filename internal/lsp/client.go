@@ -44,6 +44,10 @@ type client struct {
 	utf8     bool
 	save     bool
 	saveText bool
+	// pull: the server answers textDocument/diagnostic, asked after every
+	// text sent; wantDiags: it takes clangd's wantDiagnostics.
+	pull      bool
+	wantDiags bool
 
 	dead     chan struct{} // closed when the connection ends (the process died or was stopped)
 	stopping chan struct{} // closed when boris stops it on purpose
@@ -57,9 +61,9 @@ type client struct {
 	mu       sync.Mutex
 	docs     map[string]*doc // open documents by absolute path
 	useClock int64
-	diags    map[string]*diagState // by absolute path
-	pubSeq   uint64
-	pubBell  chan struct{} // closed and replaced on every publish
+	diags    map[string][]diagState // by absolute path: the last few versions', oldest first
+	pubBell  chan struct{}          // closed and replaced on every publish
+	holdBell chan struct{}          // closed and replaced when an edit lets go of a document
 	progress map[string]string
 	watchReg map[string][]watchPattern // workspace/didChangeWatchedFiles registrations by id
 	watch    *watcher
@@ -74,14 +78,27 @@ type doc struct {
 	sum     [32]byte
 	stamp   stamp
 	used    int64
+	// held counts the edits that will send the document's next text
+	// themselves: until they have, it is not refreshed from the disk.
+	held int
 }
 
 // diagState is what the server last published for a file.
 type diagState struct {
-	version int // -1 when the server sent none
-	seq     uint64
+	// version is the text the list is about: the document version the
+	// server gave, or — from a server that gives none — the version boris
+	// had last sent when the list arrived; -1 for a file not open.
+	version int
 	list    []diagnostic
 }
+
+// Whether the diagnostics of a document version are known (see
+// diagnosticsAt).
+const (
+	diagsNone    = iota // not yet
+	diagsCurrent        // published for that version
+	diagsNewer          // only for a later version: that one's are past
+)
 
 // stamp identifies a version of a file on disk cheaply.
 type stamp struct {
@@ -165,8 +182,9 @@ func startClient(ctx context.Context, m *Manager, lang *Language, root string, a
 		dead:     make(chan struct{}),
 		stopping: make(chan struct{}),
 		docs:     map[string]*doc{},
-		diags:    map[string]*diagState{},
+		diags:    map[string][]diagState{},
 		pubBell:  make(chan struct{}),
+		holdBell: make(chan struct{}),
 		progress: map[string]string{},
 		watchReg: map[string][]watchPattern{},
 		lastUse:  time.Now(),
@@ -174,7 +192,13 @@ func startClient(ctx context.Context, m *Manager, lang *Language, root string, a
 	// Watching starts before the server reads anything, so no change
 	// made by a command while it starts is missed.
 	c.startWatching()
-	proc, err := m.opts.Runner.StartServer(shell.ServerSpec{Argv: argv, Dir: root, Env: m.opts.Env, Stderr: c.stderr})
+	run := argv
+	if lang.Launch != nil {
+		if p, err := m.opts.Runner.LookPath(argv[0], m.opts.Workdir); err == nil {
+			run = lang.Launch(append([]string{p}, argv[1:]...))
+		}
+	}
+	proc, err := m.opts.Runner.StartServer(shell.ServerSpec{Argv: run, Dir: root, Env: m.opts.Env, Stderr: c.stderr})
 	if err != nil {
 		if c.watch != nil {
 			c.watch.close()
@@ -261,6 +285,8 @@ func (c *client) initialize(ctx context.Context) error {
 	}
 	c.utf8 = enc == "utf-8"
 	c.save, c.saveText = syncOptions(res.Capabilities.TextDocumentSync)
+	c.pull = supported(res.Capabilities.DiagnosticProvider)
+	c.wantDiags = c.name == "clangd"
 	if err := c.notify("initialized", map[string]any{}); err != nil {
 		return err
 	}
@@ -293,10 +319,13 @@ var clientCapabilities = map[string]any{
 	"textDocument": map[string]any{
 		"synchronization":    map[string]any{"didSave": true},
 		"publishDiagnostics": map[string]any{"versionSupport": true},
-		"definition":         map[string]any{"linkSupport": true},
-		"implementation":     map[string]any{"linkSupport": true},
-		"references":         map[string]any{},
-		"hover":              map[string]any{"contentFormat": []string{"markdown", "plaintext"}},
+		// Pull diagnostics: asked for after every text sent, where the
+		// server has them (no debounce to wait out).
+		"diagnostic":     map[string]any{"dynamicRegistration": false, "relatedDocumentSupport": false},
+		"definition":     map[string]any{"linkSupport": true},
+		"implementation": map[string]any{"linkSupport": true},
+		"references":     map[string]any{},
+		"hover":          map[string]any{"contentFormat": []string{"markdown", "plaintext"}},
 		"documentSymbol": map[string]any{
 			"hierarchicalDocumentSymbolSupport": true,
 			"symbolKind":                        map[string]any{"valueSet": symbolKindSet},
@@ -309,14 +338,36 @@ var clientCapabilities = map[string]any{
 // call sends a request and waits for its answer, or for ctx (then the
 // server is told to cancel), or for the server's death.
 func (c *client) call(ctx context.Context, method string, params, result any) error {
+	w, err := c.dispatch(method, params)
+	if err != nil {
+		return err
+	}
+	return c.await(ctx, w, result)
+}
+
+// sent is a request written to the server, its answer awaited.
+type sent struct {
+	id jsonrpc2.ID
+	w  jsonrpc2.Waiter
+}
+
+// dispatch writes a request (it is on the connection when dispatch
+// returns).
+func (c *client) dispatch(method string, params any) (sent, error) {
 	c.mu.Lock()
 	c.reqSeq++
 	id := jsonrpc2.ID{Str: fmt.Sprintf("b%d", c.reqSeq), IsString: true}
 	c.mu.Unlock()
-	w, err := c.conn.DispatchCall(ctx, method, params, jsonrpc2.PickID(id))
+	w, err := c.conn.DispatchCall(context.Background(), method, params, jsonrpc2.PickID(id))
 	if err != nil {
-		return c.connErr(err)
+		return sent{}, c.connErr(err)
 	}
+	return sent{id, w}, nil
+}
+
+// await waits for the answer of a dispatched request (see call).
+func (c *client) await(ctx context.Context, s sent, result any) error {
+	id, w := s.id, s.w
 	done := make(chan error, 1)
 	wctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -391,14 +442,13 @@ func (c *client) notification(req *jsonrpc2.Request) {
 			return
 		}
 		c.mu.Lock()
-		c.pubSeq++
-		st := &diagState{version: -1, seq: c.pubSeq, list: p.Diagnostics}
-		if p.Version != nil {
-			st.version = *p.Version
+		v := -1
+		if p.Version != nil && *p.Version > 0 {
+			v = *p.Version
+		} else if d := c.docs[path]; d != nil {
+			v = d.version
 		}
-		c.diags[path] = st
-		close(c.pubBell)
-		c.pubBell = make(chan struct{})
+		c.storeDiagsLocked(path, v, p.Diagnostics)
 		c.mu.Unlock()
 	case "$/progress":
 		var p progressParams
@@ -475,7 +525,12 @@ func (c *client) serverRequest(req *jsonrpc2.Request) (any, error) {
 		return nil, nil
 	case "workspace/applyEdit":
 		return map[string]any{"applied": false, "failureReason": "boris applies no edits from language servers"}, nil
-	case "workspace/semanticTokens/refresh", "workspace/inlayHint/refresh", "workspace/codeLens/refresh", "workspace/diagnostic/refresh", "workspace/inlineValue/refresh":
+	case "workspace/diagnostic/refresh":
+		// What it answered before may be out of date (another file
+		// changed): ask again about the open documents.
+		go c.repull()
+		return nil, nil
+	case "workspace/semanticTokens/refresh", "workspace/inlayHint/refresh", "workspace/codeLens/refresh", "workspace/inlineValue/refresh":
 		return nil, nil
 	}
 	return nil, fmt.Errorf("boris does not handle %s", req.Method)
@@ -596,12 +651,18 @@ func (c *client) openLocked(path string, content []byte, st stamp, langID string
 		d.sum = sum
 		v := d.version
 		c.mu.Unlock()
-		if err := c.notify("textDocument/didChange", didChangeParams{
+		p := didChangeParams{
 			TextDocument:   versionedTextDocumentIdentifier{URI: fileURI(path), Version: v},
 			ContentChanges: []contentChange{{Text: string(content)}},
-		}); err != nil {
+		}
+		if c.wantDiags {
+			yes := true
+			p.WantDiagnostics = &yes
+		}
+		if err := c.notify("textDocument/didChange", p); err != nil {
 			return 0, false, err
 		}
+		c.pullDiagnostics(path, v)
 		if saved && c.save {
 			p := didSaveParams{TextDocument: textDocumentIdentifier{URI: fileURI(path)}}
 			if c.saveText {
@@ -625,7 +686,119 @@ func (c *client) openLocked(path string, content []byte, st stamp, langID string
 		_ = c.notify("textDocument/didClose", didCloseParams{TextDocument: textDocumentIdentifier{URI: fileURI(p)}})
 	}
 	err := c.notify("textDocument/didOpen", didOpenParams{TextDocument: textDocumentItem{URI: fileURI(path), LanguageID: langID, Version: 1, Text: string(content)}})
+	if err == nil {
+		c.pullDiagnostics(path, 1)
+	}
 	return 1, true, err
+}
+
+// pullDiagnostics asks a server that has pull diagnostics for those of a
+// document version just sent, and keeps the answer as if published. It is
+// called with docMu held, so the request follows that text and no other
+// on the connection: the answer is about that version. A server that
+// cancels the request asking for it again is asked again, a few times.
+func (c *client) pullDiagnostics(path string, version int) {
+	if !c.pull {
+		return
+	}
+	params := documentDiagnosticParams{TextDocument: textDocumentIdentifier{URI: fileURI(path)}}
+	w, err := c.dispatch("textDocument/diagnostic", params)
+	if err != nil {
+		c.logger.Debug("pull diagnostics", "path", path, "err", err)
+		return
+	}
+	go func() {
+		for try := 0; ; try++ {
+			var rep documentDiagnosticReport
+			err := c.await(context.Background(), w, &rep)
+			if err == nil {
+				if rep.Kind == "" || rep.Kind == "full" {
+					c.mu.Lock()
+					c.storeDiagsLocked(path, version, rep.Items)
+					c.mu.Unlock()
+				}
+				return
+			}
+			var rpcErr *jsonrpc2.Error
+			if !errors.As(err, &rpcErr) || rpcErr.Code != codeServerCancelled || try >= 3 {
+				c.logger.Debug("pull diagnostics", "path", path, "err", err)
+				return
+			}
+			// Asked again with docMu held, so that the answer is about
+			// this version still, or is not taken as such.
+			c.docMu.Lock()
+			c.mu.Lock()
+			d := c.docs[path]
+			still := d != nil && d.version == version
+			c.mu.Unlock()
+			if still {
+				w, err = c.dispatch("textDocument/diagnostic", params)
+			}
+			c.docMu.Unlock()
+			if !still || err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// repull asks a pull server again about every open document.
+func (c *client) repull() {
+	c.docMu.Lock()
+	defer c.docMu.Unlock()
+	c.mu.Lock()
+	versions := map[string]int{}
+	for p, d := range c.docs {
+		versions[p] = d.version
+	}
+	c.mu.Unlock()
+	for p, v := range versions {
+		c.pullDiagnostics(p, v)
+	}
+}
+
+// codeServerCancelled is the LSP error of a request the server gave up
+// (pull diagnostics: to be asked again).
+const codeServerCancelled = -32802
+
+// keptVersions is how many versions' diagnostics are kept per file: an
+// edit waiting for its version's finds them though a later one came.
+const keptVersions = 4
+
+// storeDiagsLocked keeps a list published (or pulled) for a version of
+// path, in order of versions (the latest report for a version wins), and
+// rings the bell. c.mu is held.
+func (c *client) storeDiagsLocked(path string, version int, list []diagnostic) {
+	hist := c.diags[path]
+	st := diagState{version: version, list: list}
+	i := len(hist)
+	for i > 0 && hist[i-1].version > version {
+		i--
+	}
+	switch {
+	case version < 0:
+		hist = []diagState{st}
+	case i > 0 && hist[i-1].version == version:
+		hist[i-1] = st
+	default:
+		hist = append(hist[:i], append([]diagState{st}, hist[i:]...)...)
+		if len(hist) > keptVersions {
+			hist = hist[len(hist)-keptVersions:]
+		}
+	}
+	c.diags[path] = hist
+	close(c.pubBell)
+	c.pubBell = make(chan struct{})
+}
+
+// latestDiags returns the last list reported for path (nil when none).
+func (c *client) latestDiags(path string) []diagnostic {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if hist := c.diags[path]; len(hist) > 0 {
+		return hist[len(hist)-1].list
+	}
+	return nil
 }
 
 // lruLocked removes and returns the n least recently used documents.
@@ -636,11 +809,13 @@ func (c *client) lruLocked(n int) []string {
 	}
 	var all []e
 	for p, d := range c.docs {
-		all = append(all, e{p, d.used})
+		if d.held == 0 {
+			all = append(all, e{p, d.used})
+		}
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].used < all[j].used })
 	var out []string
-	for _, x := range all[:n] {
+	for _, x := range all[:min(n, len(all))] {
 		delete(c.docs, x.p)
 		delete(c.diags, x.p)
 		out = append(out, x.p)
@@ -684,7 +859,7 @@ func (c *client) refreshExcept(skip string) error {
 	}
 	var checks []check
 	for p, d := range c.docs {
-		if p != skip {
+		if p != skip && d.held == 0 {
 			checks = append(checks, check{p, d.stamp, d.langID})
 		}
 	}
@@ -710,48 +885,92 @@ func (c *client) refreshExcept(skip string) error {
 	return c.flushWatched()
 }
 
-// diagnosticsOf returns what the server last published for path and
-// whether it covers version (or, from a server that sends no versions,
-// arrived after publish sequence number since).
-func (c *client) diagnosticsOf(path string, version int, since uint64) ([]diagnostic, bool) {
+// diagnosticsAt returns what the server last reported for path and
+// whether that is about version (diagsCurrent), a later one (diagsNewer),
+// or neither yet (diagsNone).
+func (c *client) diagnosticsAt(path string, version int) ([]diagnostic, int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := c.diags[path]
-	if st == nil {
-		return nil, false
+	hist := c.diags[path]
+	for _, st := range hist {
+		if st.version == version {
+			return st.list, diagsCurrent
+		}
 	}
-	if st.version >= 0 {
-		return st.list, st.version >= version
+	if len(hist) > 0 && hist[len(hist)-1].version > version {
+		return hist[len(hist)-1].list, diagsNewer
 	}
-	return st.list, st.seq > since
+	return nil, diagsNone
 }
 
-// publishState returns the publish sequence number now and the channel
-// closed at the next publish.
-func (c *client) publishState() (uint64, <-chan struct{}) {
+// bell returns the channel closed at the next publish.
+func (c *client) bell() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.pubSeq, c.pubBell
+	return c.pubBell
 }
 
-// waitDiagnostics waits until the server has published diagnostics for
-// path at version (see diagnosticsOf), or until deadline.
-func (c *client) waitDiagnostics(ctx context.Context, path string, version int, since uint64, deadline time.Time) ([]diagnostic, bool) {
+// waitDiagnostics waits until the server has reported on path at version
+// or later (see diagnosticsAt), or until deadline.
+func (c *client) waitDiagnostics(ctx context.Context, path string, version int, deadline time.Time) ([]diagnostic, int) {
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	for {
-		_, bell := c.publishState()
-		if list, ok := c.diagnosticsOf(path, version, since); ok {
-			return list, true
+		bell := c.bell()
+		if list, st := c.diagnosticsAt(path, version); st != diagsNone {
+			return list, st
 		}
 		select {
 		case <-bell:
 		case <-timer.C:
-			return nil, false
+			return nil, diagsNone
 		case <-ctx.Done():
-			return nil, false
+			return nil, diagsNone
 		case <-c.dead:
-			return nil, false
+			return nil, diagsNone
+		}
+	}
+}
+
+// hold marks an open document as one whose next text an edit sends (not
+// the refresh from the disk); unhold ends that.
+func (c *client) hold(path string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := c.docs[path]
+	if d == nil {
+		return false
+	}
+	d.held++
+	return true
+}
+
+func (c *client) unhold(path string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d := c.docs[path]; d != nil && d.held > 0 {
+		d.held--
+	}
+	close(c.holdBell)
+	c.holdBell = make(chan struct{})
+}
+
+// waitUnheld waits until no edit holds path (a request about it is then
+// about the edited text), or until ctx ends.
+func (c *client) waitUnheld(ctx context.Context, path string) error {
+	for {
+		c.mu.Lock()
+		d, bell := c.docs[path], c.holdBell
+		c.mu.Unlock()
+		if d == nil || d.held == 0 {
+			return nil
+		}
+		select {
+		case <-bell:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.dead:
+			return errDied
 		}
 	}
 }

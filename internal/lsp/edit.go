@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/boris-mcp/boris/internal/codes"
 )
 
 // An edit made through boris's tools is reported to the file's language
@@ -16,7 +18,24 @@ import (
 // server's view before the edit is usually known already: viewing a file
 // opens it in its server (Warm), and the server publishes its diagnostics
 // while the agent reads. Otherwise the edit opens it first and waits for
-// that baseline within the same bounded time.
+// that baseline.
+//
+// The edit's answer waits for all this only a short while (Finish's
+// wait). What is not known by then is finished in the background: the
+// answer names those files as pending, and what they come to is taken
+// from the session's Inbox by its next answer. A later edit of a file
+// whose earlier edit is not known yet sends its text at once, and takes as
+// its baseline what the server said after the earlier edit — or, if the
+// server skipped that text, what it said before it: the later report then
+// counts both edits' errors. Reports are matched to the exact text they
+// are about, never to another. While an edit waits for the server's report
+// on the text before it, the document is not refreshed from the disk, and
+// the lsp tool's requests about it wait.
+
+// lateTimeout bounds the background wait for an edit's diagnostics (the
+// server's start included); after it the edit's report says the server
+// did not report.
+const lateTimeout = 2 * time.Minute
 
 // Edit follows the files of one edit (BeginEdit before it is written,
 // Finish after).
@@ -25,8 +44,10 @@ type Edit struct {
 	files []*editFile
 }
 
-// editFile is one file of an edit.
+// editFile is one file of an edit, from BeginEdit until its report is
+// known.
 type editFile struct {
+	m      *Manager
 	path   string
 	before []byte // nil: it did not exist
 	ready  chan struct{}
@@ -37,13 +58,50 @@ type editFile struct {
 	note      string
 	err       error
 	beforeVer int
-	since     uint64
+	// chained: an earlier edit of the file was not known yet, so prepare
+	// sent nothing (that edit sends the text).
+	chained bool
+
+	// Set by Finish.
+	prev  *editFile // the file's earlier edit, not known yet then
+	start time.Time
+	done  chan struct{} // closed once rep is final
+
+	mu        sync.Mutex // held by step, and for what follows
+	state     int
+	busy      bool // holds c (Manager.hold)
+	held      bool // holds the document (client.hold)
+	baseKnown bool // the server's report on baseText
+	baseText  []byte
+	baseList  []diagnostic
+	noBase    bool // that report could not be had
+	merged    int
+	afterText []byte
+	afterVer  int
+	afterList []diagnostic
+	after     bool // afterList is the server's report on afterText
+	rep       FileReport
 }
+
+// States of an editFile.
+const (
+	stReady = iota // waiting for prepare
+	stBase         // waiting for the server's report on the text before
+	stSend         // to send the text after
+	stAfter        // waiting for the server's report on it (and for the file's earlier edit, the baseline)
+	stDone
+)
 
 // Report is what an edit's files' servers said after it.
 type Report struct {
 	// Files are the edit's files that have a server, in the order given.
 	Files []FileReport
+	// Late follows the files still pending when the report was made
+	// (nil when none): an Inbox takes it, and gives what they come to.
+	Late *Late
+	// Delayed is set on a report of an Inbox: about files of earlier
+	// edits that were pending in those edits' answers.
+	Delayed bool
 }
 
 // FileReport is the outcome for one file.
@@ -53,19 +111,42 @@ type FileReport struct {
 	// Introduced are the new errors (none: the edit broke nothing the
 	// server sees).
 	Introduced []Diag
-	// Late is set when the server had not reported on the file within the
-	// wait; Indexing says what it was busy with, if it said.
-	Late     bool
+	// Pending is set when the server had not reported on the file when the
+	// answer went out: its errors come later (Report.Late). Indexing says
+	// what the server was busy with, if it said.
+	Pending  bool
 	Indexing string
+	// Merged counts the earlier edits of the file whose errors were still
+	// unknown when this one needed them: Introduced counts their errors too.
+	Merged int
+	// Superseded is set when the file's text changed again before the
+	// server reported on this edit's: its errors are reported with that
+	// change (an edit's), or by the lsp tool's diagnostics operation.
+	Superseded bool
+	// Unknown is set when the server's report on the text before the edit
+	// could not be had: which of its errors are new cannot be told.
+	Unknown bool
+	// Late is set when the server did not report within Waited of the
+	// edit; nothing more will come.
+	Late   bool
+	Waited time.Duration
 	// Note is a restart note; Err a server that could not be had.
 	Note string
 	Err  error
 }
 
-// Empty reports whether the report has nothing to say.
+// Empty reports whether the report has nothing to say: no new errors,
+// nothing pending, nothing wrong. A delayed report always has something
+// to say (what the pending files came to).
 func (r *Report) Empty() bool {
+	if r == nil {
+		return true
+	}
+	if r.Delayed {
+		return len(r.Files) == 0
+	}
 	for _, f := range r.Files {
-		if len(f.Introduced) > 0 || f.Late || f.Note != "" || f.Err != nil {
+		if len(f.Introduced) > 0 || f.Pending || f.Superseded || f.Unknown || f.Late || f.Note != "" || f.Err != nil {
 			return false
 		}
 	}
@@ -76,7 +157,8 @@ func (r *Report) Empty() bool {
 // resolved); files no server handles are left out at once, so an edit of
 // those costs nothing. For the others it reads the content before the
 // edit and, in the background, has the server hold it (starting the
-// server if needed). It returns nil when no file has a server.
+// server if needed). It returns nil when no file has a server. An Edit
+// whose Finish is never called (the edit failed) leaves nothing behind.
 func (m *Manager) BeginEdit(paths ...string) *Edit {
 	var e *Edit
 	for _, p := range paths {
@@ -92,7 +174,7 @@ func (m *Manager) BeginEdit(paths ...string) *Edit {
 		}
 		m.edits[p]++
 		m.mu.Unlock()
-		f := &editFile{path: p, ready: make(chan struct{})}
+		f := &editFile{m: m, path: p, ready: make(chan struct{}), done: make(chan struct{})}
 		if data, _, err := m.readChecked(p); err == nil {
 			f.before = data
 		}
@@ -105,7 +187,7 @@ func (m *Manager) BeginEdit(paths ...string) *Edit {
 // prepare has the file's server hold the content before the edit.
 func (m *Manager) prepare(f *editFile) {
 	defer close(f.ready)
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	ctx, cancel := context.WithTimeout(m.bg, startTimeout)
 	defer cancel()
 	c, langID, note, err := m.acquire(ctx, f.path)
 	if err != nil {
@@ -120,106 +202,418 @@ func (m *Manager) prepare(f *editFile) {
 		f.err = m.serverErr(c, "sync", err)
 		return
 	}
+	if m.pendingEdit(f.path) != nil {
+		f.chained = true
+		return
+	}
 	if f.before == nil {
 		return // a new file: nothing was there before
 	}
-	f.since, _ = c.publishState()
-	v, sent, err := c.open(f.path, f.before, stamp{}, langID, false)
+	v, _, err := c.open(f.path, f.before, stamp{}, langID, false)
 	if err != nil {
 		f.err = m.serverErr(c, "didOpen", err)
 		return
 	}
-	if !sent {
-		f.since = 0 // any publish about it is about this text
-	}
 	f.beforeVer = v
 }
 
+// pendingEdit returns the edit of path whose report is not known yet, if
+// any.
+func (m *Manager) pendingEdit(path string) *editFile {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.chain[path]
+}
+
 // Finish reports the edit's outcome to the servers and returns the errors
-// it introduced, waiting at most wait for the servers to answer. Files
-// the edit removed are closed.
+// it introduced, waiting at most wait for the servers to answer; the files
+// not known by then are pending (Report.Late), finished in the
+// background. Files the edit removed are closed.
 func (e *Edit) Finish(ctx context.Context, wait time.Duration) *Report {
 	if e == nil {
 		return nil
 	}
-	deadline := time.Now().Add(wait)
-	rep := &Report{Files: make([]FileReport, len(e.files))}
-	var wg sync.WaitGroup
-	for i, f := range e.files {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rep.Files[i] = e.m.finishFile(ctx, f, deadline)
-		}()
+	m := e.m
+	now := time.Now()
+	m.mu.Lock()
+	if m.chain == nil {
+		m.chain = map[string]*editFile{}
 	}
-	wg.Wait()
+	for _, f := range e.files {
+		f.start = now
+		f.prev = m.chain[f.path]
+		m.chain[f.path] = f
+	}
+	closed := m.closed
+	if !closed {
+		m.wg.Add(len(e.files))
+	}
+	m.mu.Unlock()
+	for _, f := range e.files {
+		if closed {
+			f.resolveLocked(FileReport{Err: errShutdown()})
+			continue
+		}
+		go f.run()
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+wait:
+	for _, f := range e.files {
+		select {
+		case <-f.done:
+		case <-timer.C:
+			break wait
+		case <-ctx.Done():
+			break wait
+		}
+	}
+	rep := &Report{Files: make([]FileReport, len(e.files))}
+	var late []*editFile
+	for i, f := range e.files {
+		f.poll()
+		f.mu.Lock()
+		if f.state == stDone {
+			rep.Files[i] = f.rep
+		} else {
+			rep.Files[i] = FileReport{Path: f.path, Server: f.serverName(), Pending: true, Indexing: f.indexing()}
+			late = append(late, f)
+		}
+		f.mu.Unlock()
+	}
+	if late != nil {
+		rep.Late = &Late{files: late}
+	}
 	return rep
 }
 
-func (m *Manager) finishFile(ctx context.Context, f *editFile, deadline time.Time) FileReport {
-	fr := FileReport{Path: f.path}
-	timer := time.NewTimer(time.Until(deadline))
+// run moves f along as the server reports, until it is known or
+// lateTimeout has passed (counted again from the end of the wait for the
+// file's earlier edit).
+func (f *editFile) run() {
+	defer f.m.wg.Done()
+	timer := time.NewTimer(lateTimeout - time.Since(f.start))
 	defer timer.Stop()
+	waitingPrev := f.prev != nil
+	for {
+		// What can move f along, taken before looking: nothing that
+		// happens while step looks is missed.
+		ready := f.ready
+		var bell, dead, prev <-chan struct{}
+		select {
+		case <-f.ready:
+			ready = nil
+			if f.c != nil {
+				bell, dead = f.c.bell(), f.c.dead
+			}
+		default:
+		}
+		if f.prev != nil {
+			select {
+			case <-f.prev.done:
+				if waitingPrev {
+					waitingPrev = false
+					timer.Reset(lateTimeout)
+				}
+			default:
+				prev = f.prev.done
+			}
+		}
+		if f.step() {
+			return
+		}
+		select {
+		case <-ready:
+		case <-bell:
+		case <-dead:
+		case <-prev:
+		case <-timer.C:
+			f.giveUp()
+			return
+		case <-f.m.bg.Done():
+			f.resolveLocked(FileReport{Err: errShutdown()})
+			return
+		}
+	}
+}
+
+// poll moves f along as far as it can without waiting.
+func (f *editFile) poll() { f.step() }
+
+// step moves f along as far as what the server said allows, and reports
+// whether f is known.
+func (f *editFile) step() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for {
+		if f.state == stBase || f.state == stAfter {
+			if !f.c.alive() {
+				f.resolve(FileReport{Err: f.m.serverErr(f.c, "diagnostics", errDied)})
+				continue
+			}
+		}
+		switch f.state {
+		case stDone:
+			return true
+		case stReady:
+			select {
+			case <-f.ready:
+			default:
+				return false
+			}
+			if f.err != nil {
+				f.resolve(FileReport{Err: f.err})
+				continue
+			}
+			c := f.c
+			if !f.m.hold(c) {
+				// It died since, and its successor has not seen the text before.
+				f.resolve(FileReport{Err: f.m.serverErr(c, "didChange", errDied)})
+				continue
+			}
+			f.busy = true
+			switch {
+			case f.prev != nil:
+				// The text before is the earlier edit's: what the server
+				// said after that edit is the baseline, taken once that
+				// edit is known. This one's text goes at once.
+				f.state = stSend
+			case f.before == nil:
+				f.baseKnown = true // a new file: nothing before
+				f.state = stSend
+			default:
+				if f.chained || f.beforeVer == 0 {
+					// Prepare left it to an earlier edit, known since.
+					v, _, err := c.open(f.path, f.before, stamp{}, f.langID, false)
+					if err != nil {
+						f.resolve(FileReport{Err: f.m.serverErr(c, "didOpen", err)})
+						continue
+					}
+					f.beforeVer = v
+				}
+				// Until the server's report on the text before is had,
+				// the text after is not sent by anyone else.
+				f.held = c.hold(f.path)
+				f.state = stBase
+			}
+		case stBase:
+			list, st := f.c.diagnosticsAt(f.path, f.beforeVer)
+			switch st {
+			case diagsNone:
+				return false
+			case diagsCurrent:
+				f.baseText, f.baseList, f.baseKnown = f.before, list, true
+			default:
+				f.noBase = true
+			}
+			f.state = stSend
+		case stSend:
+			c := f.c
+			after, st, err := f.m.readChecked(f.path)
+			f.unholdDoc()
+			if err != nil {
+				if os.IsNotExist(err) {
+					c.closeDoc(f.path) // deleted: nothing to report on
+				}
+				f.resolve(FileReport{})
+				continue
+			}
+			v, _, err := c.open(f.path, after, st, f.langID, true)
+			if err != nil {
+				f.resolve(FileReport{Err: f.m.serverErr(c, "didChange", err)})
+				continue
+			}
+			f.afterText, f.afterVer = after, v
+			f.state = stAfter
+		case stAfter:
+			if f.prev != nil && !f.baseKnown && !f.noBase {
+				select {
+				case <-f.prev.done:
+				default:
+					return false
+				}
+				f.fromPrev()
+			}
+			list, st := f.c.diagnosticsAt(f.path, f.afterVer)
+			switch st {
+			case diagsNone:
+				return false
+			case diagsNewer:
+				f.resolve(FileReport{Superseded: true, Merged: f.merged})
+				continue
+			}
+			f.afterList, f.after = list, true
+			if f.noBase {
+				f.resolve(FileReport{Unknown: true, Merged: f.merged})
+				continue
+			}
+			f.resolve(FileReport{Merged: f.merged, Introduced: diags(introduced(f.baseList, f.baseText, list, f.afterText), f.afterText, f.c.utf8, f.path)})
+		}
+	}
+}
+
+// fromPrev takes the baseline from the file's earlier edit, known now: what
+// the server said after it or, when it never said (it skipped that text,
+// or did not report in time), what it said before it — this edit's report
+// then counts that edit's errors with its own.
+func (f *editFile) fromPrev() {
+	p := f.prev
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.after:
+		f.baseText, f.baseList, f.baseKnown = p.afterText, p.afterList, true
+	case p.baseKnown:
+		f.baseText, f.baseList, f.baseKnown = p.baseText, p.baseList, true
+		f.merged = p.merged + 1
+	default:
+		f.noBase = true
+	}
+}
+
+// errShutdown is the outcome of edits pending when boris stops.
+func errShutdown() error {
+	return codes.Errorf(codes.SessionClosed, "boris is shutting down; its language servers are stopped")
+}
+
+// resolve makes fr f's report (with its path, server and note), lets go
+// of what f holds, and closes done. f.mu is held.
+func (f *editFile) resolve(fr FileReport) {
+	fr.Path = f.path
+	fr.Server, fr.Note = f.serverName(), f.note
+	f.rep = fr
+	f.state = stDone
+	f.unholdDoc()
+	if f.busy {
+		f.busy = false
+		f.m.release(f.c)
+	}
+	f.m.mu.Lock()
+	if f.m.chain[f.path] == f {
+		delete(f.m.chain, f.path)
+	}
+	f.m.mu.Unlock()
+	close(f.done)
+}
+
+// resolveLocked is resolve taking f.mu, unless f is known already.
+func (f *editFile) resolveLocked(fr FileReport) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.state != stDone {
+		f.resolve(fr)
+	}
+}
+
+// giveUp ends the wait for a server that did not report in time.
+func (f *editFile) giveUp() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.state == stDone {
+		return
+	}
+	if f.state == stBase {
+		// The new text is sent all the same.
+		f.unholdDoc()
+		if f.c != nil {
+			if after, st, err := f.m.readChecked(f.path); err == nil {
+				_, _, _ = f.c.open(f.path, after, st, f.langID, true)
+			}
+		}
+	}
+	f.resolve(FileReport{Late: true, Waited: time.Since(f.start).Round(time.Second), Indexing: f.indexing()})
+}
+
+func (f *editFile) unholdDoc() {
+	if f.held {
+		f.held = false
+		f.c.unhold(f.path)
+	}
+}
+
+// serverName is the server's name, once prepare has it.
+func (f *editFile) serverName() string {
 	select {
 	case <-f.ready:
-	case <-timer.C:
-		// The server is still starting; it keeps starting for the next
-		// call, and learns the new content then.
-		fr.Late = true
-		return fr
-	case <-ctx.Done():
-		return fr
-	}
-	if f.err != nil {
-		fr.Err = f.err
-		return fr
-	}
-	c := f.c
-	fr.Server, fr.Note = c.name, f.note
-	if !m.hold(c) {
-		// It died since, and its successor has not seen the text before.
-		fr.Err = m.serverErr(c, "didChange", errDied)
-		return fr
-	}
-	defer m.release(c)
-	after, st, err := m.readChecked(f.path)
-	if err != nil {
-		if os.IsNotExist(err) {
-			c.closeDoc(f.path) // deleted: nothing to report on
+		if f.c != nil {
+			return f.c.name
 		}
-		return fr
+	default:
 	}
-	// The state before: what the server published for the old text.
-	var before []diagnostic
-	if f.before != nil {
-		list, ok := c.waitDiagnostics(ctx, f.path, f.beforeVer, f.since, deadline)
-		if !ok {
-			// Without the state before, errors cannot be told new; the
-			// new text is sent all the same.
-			_, _, _ = c.open(f.path, after, st, f.langID, true)
-			fr.Late, fr.Indexing = true, c.indexing()
-			return fr
+	return ""
+}
+
+// indexing is what the file's server said it is busy with.
+func (f *editFile) indexing() string {
+	select {
+	case <-f.ready:
+		if f.c != nil {
+			return f.c.indexing()
 		}
-		before = list
+	default:
 	}
-	since, _ := c.publishState()
-	v, sent, err := c.open(f.path, after, st, f.langID, true)
-	if err != nil {
-		fr.Err = m.serverErr(c, "didChange", err)
-		return fr
+	return ""
+}
+
+// Late is the part of an edit's report not known when its answer went out.
+type Late struct {
+	files []*editFile
+}
+
+// Inbox holds the pending parts of a session's edits until their next
+// answer takes what they came to. The zero Inbox is ready to use.
+type Inbox struct {
+	mu    sync.Mutex
+	files []*editFile
+}
+
+// Add keeps what an edit's answer left pending (nothing when l is nil).
+func (b *Inbox) Add(l *Late) {
+	if l == nil {
+		return
 	}
-	if !sent {
-		// It holds this text already (another call sent it): what it
-		// published for this version, or since it was sent, is current.
-		since = 0
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.files = append(b.files, l.files...)
+}
+
+// Take returns what the pending files have come to since — each once, in
+// the order of their edits, as a Delayed report — and keeps those still
+// pending. It waits for nothing: what the servers have reported is taken
+// into account first. nil when none is known yet.
+func (b *Inbox) Take() *Report {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var rep *Report
+	keep := b.files[:0]
+	for _, f := range b.files {
+		f.poll()
+		f.mu.Lock()
+		known, fr := f.state == stDone, f.rep
+		f.mu.Unlock()
+		if !known {
+			keep = append(keep, f)
+			continue
+		}
+		if rep == nil {
+			rep = &Report{Delayed: true}
+		}
+		rep.Files = append(rep.Files, fr)
 	}
-	list, ok := c.waitDiagnostics(ctx, f.path, v, since, deadline)
-	if !ok {
-		fr.Late, fr.Indexing = true, c.indexing()
-		return fr
+	clear(b.files[len(keep):])
+	b.files = keep
+	return rep
+}
+
+// Pending returns the paths still pending.
+func (b *Inbox) Pending() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for _, f := range b.files {
+		out = append(out, f.path)
 	}
-	fr.Introduced = diags(introduced(before, f.before, list, after), after, c.utf8, f.path)
-	return fr
+	return out
 }
 
 // Warm opens a file in its server in the background, starting the server
@@ -237,7 +631,7 @@ func (m *Manager) Warm(path string) {
 		return
 	}
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+		ctx, cancel := context.WithTimeout(m.bg, startTimeout)
 		defer cancel()
 		c, langID, _, err := m.acquire(ctx, path)
 		if err != nil {

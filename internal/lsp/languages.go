@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"bufio"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,6 +24,9 @@ type Language struct {
 	// the server is initialized, and its sections answer
 	// workspace/configuration.
 	Settings map[string]any
+	// Launch, if set, returns how to start the server found as argv
+	// (argv[0] a path): a faster way to run the same server, or argv.
+	Launch func(argv []string) []string
 }
 
 // Languages are the languages boris knows a server for, by canonical name.
@@ -56,6 +60,7 @@ var Languages = []*Language{
 			"pydocstyle":  map[string]any{"enabled": false},
 			"mccabe":      map[string]any{"enabled": false},
 		}}},
+		Launch: launchPylsp,
 	},
 	{
 		Name: "typescript",
@@ -151,4 +156,69 @@ func findRoot(l *Language, file, workdir string) string {
 // within reports whether path is dir or inside it (both clean, absolute).
 func within(path, dir string) bool {
 	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator)) || dir == string(filepath.Separator)
+}
+
+// pylsp lints a file (pyflakes, for boris) half a second after the last
+// change, a debounce fixed in its code (LINT_DEBOUNCE_S) that no setting
+// changes, meant for an editor sending every keystroke; boris sends one
+// change per edit. And pylsp before 1.8 publishes without the document's
+// version. pylspFast starts pylsp with both changed: its lint runs at once
+// (in a thread of its own, as after the debounce) and its diagnostics carry
+// the version the lint read. Anything unexpected in pylsp's internals
+// leaves it as it is; stderr says which it was.
+const pylspFast = `import functools, inspect, sys, threading
+def boris_fast():
+    from pylsp import _utils, workspace
+    debounce, stamp = _utils.debounce, threading.local()
+    def fast(interval_s, keyed_by=None):
+        def decorate(func):
+            if func.__name__ != "lint":
+                return debounce(interval_s, keyed_by)(func)
+            def stamped(self, doc_uri, *args, **kwargs):
+                doc = self._match_uri_to_workspace(doc_uri).documents.get(doc_uri)
+                stamp.version = getattr(doc, "version", None)
+                try:
+                    return func(self, doc_uri, *args, **kwargs)
+                finally:
+                    stamp.version = None
+            return debounce(0, keyed_by)(functools.update_wrapper(stamped, func))
+        return decorate
+    publish = workspace.Workspace.publish_diagnostics
+    if len(inspect.signature(publish).parameters) == 3:
+        def versioned(self, doc_uri, diagnostics):
+            params = {"uri": doc_uri, "diagnostics": diagnostics}
+            if getattr(stamp, "version", None) is not None:
+                params["version"] = stamp.version
+            self._endpoint.notify(self.M_PUBLISH_DIAGNOSTICS, params=params)
+        workspace.Workspace.publish_diagnostics = versioned
+    _utils.debounce = fast
+try:
+    boris_fast()
+    print("boris: pylsp lints at once", file=sys.stderr)
+except Exception as e:
+    print("boris: pylsp runs as it is: %r" % (e,), file=sys.stderr)
+from pylsp.__main__ import main
+sys.argv[0] = "pylsp"
+sys.exit(main())
+`
+
+// launchPylsp runs pylsp (a Python script) through pylspFast, with the
+// interpreter its first line names; anything else is left as it is.
+func launchPylsp(argv []string) []string {
+	if filepath.Base(argv[0]) != "pylsp" {
+		return argv
+	}
+	f, err := os.Open(argv[0])
+	if err != nil {
+		return argv
+	}
+	defer f.Close()
+	line, _ := bufio.NewReader(f).ReadString('\n')
+	interp, ok := strings.CutPrefix(strings.TrimSpace(line), "#!")
+	fields := strings.Fields(interp)
+	if !ok || len(fields) == 0 || !strings.HasPrefix(filepath.Base(fields[len(fields)-1]), "python") {
+		return argv
+	}
+	out := append(fields, "-c", pylspFast)
+	return append(out, argv[1:]...)
 }

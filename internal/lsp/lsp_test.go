@@ -415,7 +415,7 @@ func TestIndexingAndTimeouts(t *testing.T) {
 		t.Fatalf("the timeout took %v", d)
 	}
 	// An edit whose server never reports diagnostics is answered in the
-	// wait, saying so.
+	// wait, saying its report is pending.
 	path := filepath.Join(ws, "main.rs")
 	m.Warm(path)
 	e := m.BeginEdit(path)
@@ -427,7 +427,7 @@ func TestIndexingAndTimeouts(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("Finish took %v with a 300ms wait", d)
 	}
-	if len(rep.Files) != 1 || !rep.Files[0].Late || len(rep.Files[0].Introduced) != 0 {
+	if len(rep.Files) != 1 || !rep.Files[0].Pending || len(rep.Files[0].Introduced) != 0 || rep.Late == nil {
 		t.Fatalf("report %+v", rep.Files)
 	}
 	// A file no server handles costs nothing.

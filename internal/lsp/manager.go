@@ -73,9 +73,14 @@ type Manager struct {
 	mu      sync.Mutex
 	servers map[key]*entry
 	// edits counts the edits begun per file (see Warm).
-	edits  map[string]uint64
+	edits map[string]uint64
+	// chain holds, per file, the last edit whose report is not known yet.
+	chain  map[string]*editFile
 	closed bool
-	wg     sync.WaitGroup // stops in flight
+	wg     sync.WaitGroup // stops and edits' background work in flight
+	// bg is the context of background work, cancelled by Close.
+	bg     context.Context
+	bgStop context.CancelFunc
 }
 
 type key struct{ lang, root string }
@@ -101,7 +106,8 @@ func New(opts Options) *Manager {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{opts: opts, servers: map[key]*entry{}}
+	bg, stop := context.WithCancel(context.Background())
+	return &Manager{opts: opts, servers: map[key]*entry{}, bg: bg, bgStop: stop}
 }
 
 // StartError is a server that could not be started or initialized.
@@ -430,6 +436,7 @@ func (m *Manager) Close() {
 	m.mu.Lock()
 	m.closed = true
 	m.mu.Unlock()
+	m.bgStop()
 	m.StopAll()
 	m.wg.Wait()
 }

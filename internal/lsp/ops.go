@@ -198,6 +198,20 @@ func (m *Manager) do(ctx context.Context, q Query) (*Result, error) {
 	}
 	defer m.release(c)
 	res.Server, res.Note = c.name, note
+	// An edit of the file whose text the server has not been sent yet
+	// (it waits for the server's report on the text before) sends it
+	// first: the question is about the edited text.
+	wctx, cancel := context.WithTimeout(ctx, m.opts.RequestTimeout)
+	err = c.waitUnheld(wctx, path)
+	cancel()
+	switch {
+	case errors.Is(err, errDied):
+		return nil, m.serverErr(c, "sync", err)
+	case err != nil && ctx.Err() != nil:
+		return nil, ctx.Err()
+	case err != nil:
+		return nil, codes.Errorf(codes.LSPTimeout, "the %s language server (%s) has not reported on %s as it was before an edit within %s, and the edited text waits for that; try again in a moment", c.lang.Name, c.name, path, m.opts.RequestTimeout)
+	}
 	if err := c.refresh(); err != nil {
 		return nil, m.serverErr(c, "sync", err)
 	}
@@ -302,21 +316,16 @@ func (m *Manager) do(ctx context.Context, q Query) (*Result, error) {
 			res.Derived = derivedNote(c, derived)
 		}
 	case OpDiagnostics:
-		since, _ := c.publishState()
-		if v := c.docVersion(path); v != version {
+		if v := c.docVersion(path); v != 0 {
 			version = v
 		}
-		list, ok := c.diagnosticsOf(path, version, 0)
-		if !ok || list == nil {
-			// Not published for this version yet: wait for it (a server
-			// that sends no versions has published once it publishes).
+		list, st := c.diagnosticsAt(path, version)
+		if st == diagsNone {
+			// Not reported for this version yet: wait for it.
 			start := time.Now()
-			var got bool
-			list, got = c.waitDiagnostics(ctx, path, version, since, start.Add(diagnosticsTimeout))
-			if !got {
-				if cur, _ := c.diagnosticsOf(path, version, 0); cur != nil {
-					list = cur
-				}
+			list, st = c.waitDiagnostics(ctx, path, version, start.Add(diagnosticsTimeout))
+			if st == diagsNone {
+				list = c.latestDiags(path)
 				res.Stale, res.Waited = true, time.Since(start)
 			}
 		}

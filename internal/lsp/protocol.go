@@ -94,6 +94,22 @@ type contentChange struct {
 type didChangeParams struct {
 	TextDocument   versionedTextDocumentIdentifier `json:"textDocument"`
 	ContentChanges []contentChange                 `json:"contentChanges"`
+	// WantDiagnostics is clangd's extension: true has it rebuild the file
+	// and publish at once instead of after its debounce (50–500 ms).
+	WantDiagnostics *bool `json:"wantDiagnostics,omitempty"`
+}
+
+// documentDiagnosticParams asks for a document's diagnostics (pull).
+type documentDiagnosticParams struct {
+	TextDocument textDocumentIdentifier `json:"textDocument"`
+}
+
+// documentDiagnosticReport is the answer of textDocument/diagnostic: a
+// full report (kind "full"), or "unchanged", which boris never invites
+// (it sends no previousResultId).
+type documentDiagnosticReport struct {
+	Kind  string       `json:"kind"`
+	Items []diagnostic `json:"items"`
 }
 
 type didSaveParams struct {
@@ -256,6 +272,9 @@ type serverCapabilities struct {
 	WorkspaceSymbolProvider json.RawMessage `json:"workspaceSymbolProvider"`
 	ImplementationProvider  json.RawMessage `json:"implementationProvider"`
 	CallHierarchyProvider   json.RawMessage `json:"callHierarchyProvider"`
+	// DiagnosticProvider: the server answers textDocument/diagnostic
+	// (pull diagnostics).
+	DiagnosticProvider json.RawMessage `json:"diagnosticProvider"`
 }
 
 type initializeResult struct {

@@ -76,9 +76,11 @@ type Diagnostic struct {
 // as the files' language servers report them.
 type Diagnosed struct {
 	NewDiagnostics []Diagnostic `json:"new_diagnostics,omitempty" jsonschema:"Errors the files' language servers report after the edit that they did not before (nothing: the edit broke nothing they see)."`
-	// DiagnosticsLate names files whose server had not reported within
-	// --diagnostics-wait.
-	DiagnosticsLate []string `json:"diagnostics_late,omitempty" jsonschema:"Files whose language server had not reported within --diagnostics-wait (ask the lsp tool's diagnostics later)."`
+	// DiagnosticsPending names files whose server had not reported when
+	// the answer went out.
+	DiagnosticsPending []string `json:"diagnostics_pending,omitempty" jsonschema:"Files whose language server had not reported when this answer went out: the errors this edit introduced in them come with the session's next answer (late_diagnostics), or ask the lsp tool's diagnostics operation."`
+	// DiagnosticsLate names files whose server had not reported in time.
+	DiagnosticsLate []string `json:"diagnostics_late,omitempty" jsonschema:"Files whose language server did not report at all in time (ask the lsp tool's diagnostics operation)."`
 }
 
 // SetDiagnostics records what an edit's diagnostics report says.
@@ -87,10 +89,32 @@ func (d *Diagnosed) SetDiagnostics(rep *lsp.Report) {
 		for _, x := range f.Introduced {
 			d.NewDiagnostics = append(d.NewDiagnostics, diagnosticOf(x))
 		}
-		if f.Late {
+		switch {
+		case f.Pending:
+			d.DiagnosticsPending = append(d.DiagnosticsPending, f.Path)
+		case f.Late:
 			d.DiagnosticsLate = append(d.DiagnosticsLate, f.Path)
 		}
 	}
+}
+
+// LateDiagnostics is what earlier edits' pending diagnostics came to,
+// in whichever answer of the session came next.
+type LateDiagnostics struct {
+	Files  []string     `json:"files" jsonschema:"Files of earlier edits whose language server has now reported (or will not: see the text)."`
+	Errors []Diagnostic `json:"errors,omitempty" jsonschema:"The errors those edits introduced (nothing: they broke nothing the servers see)."`
+}
+
+// SetLateDiagnostics records a delayed report (see lsp.Inbox).
+func (c *Common) SetLateDiagnostics(rep *lsp.Report) {
+	l := &LateDiagnostics{}
+	for _, f := range rep.Files {
+		l.Files = append(l.Files, f.Path)
+		for _, x := range f.Introduced {
+			l.Errors = append(l.Errors, diagnosticOf(x))
+		}
+	}
+	c.LateDiagnostics = l
 }
 
 // FromLSP is an lsp answer's data.

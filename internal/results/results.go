@@ -23,6 +23,8 @@ type Common struct {
 	Text         string `json:"text,omitempty" jsonschema:"The answer's text, word for word: present only for clients that give their model the structured content in place of the text (Claude Code, Codex CLI), so the model still reads it."`
 	NewSession   string `json:"new_session,omitempty" jsonschema:"The handle of the session this call started (session: \"new\"); pass it as session in later calls."`
 	SessionEnded string `json:"session_ended,omitempty" jsonschema:"Set when the caller's previous default session had been closed (idle: after --session-idle-timeout without calls; limit: to make room under --max-sessions) and this call ran in a new one."`
+	// LateDiagnostics: see SetLateDiagnostics.
+	LateDiagnostics *LateDiagnostics `json:"late_diagnostics,omitempty" jsonschema:"What the diagnostics of earlier edits of this session, pending in their answers, came to: the errors they introduced, reported after those answers."`
 }
 
 // SetText puts the answer's text in the data.

@@ -19,6 +19,7 @@ import (
 	"github.com/boris-mcp/boris/internal/codes"
 	"github.com/boris-mcp/boris/internal/files"
 	"github.com/boris-mcp/boris/internal/guard"
+	"github.com/boris-mcp/boris/internal/lsp"
 	"github.com/boris-mcp/boris/internal/shell"
 )
 
@@ -81,6 +82,10 @@ type Session struct {
 	ckpt      checkpointMarks
 	admitted  map[*shell.Process]guard.Admission
 
+	// lateDiags holds what the session's edits' answers left pending:
+	// their next answers say what it came to.
+	lateDiags lsp.Inbox
+
 	closeOnce sync.Once
 	closedCh  chan struct{}
 
@@ -91,6 +96,10 @@ type Session struct {
 	closeDomain func()
 	domClosed   bool
 }
+
+// LateDiagnostics is the session's inbox of edit diagnostics that were
+// not known when the edit's answer went out.
+func (s *Session) LateDiagnostics() *lsp.Inbox { return &s.lateDiags }
 
 // New returns a session with the given id.
 func New(id string, opts Options) *Session {

@@ -18,7 +18,14 @@ type Call struct {
 	// Rec is the call's audit record: the handler adds the essentials of
 	// what it was asked (command, paths, pattern, …) and what came of it.
 	Rec *audit.Record
+	// deferred run once the answer is complete (see Defer).
+	deferred []func()
 }
+
+// Defer has f run once the call's answer is complete, after every After
+// hook has added to it: what a call leaves for the session's later
+// answers must not reach its own.
+func (c *Call) Defer(f func()) { c.deferred = append(c.deferred, f) }
 
 // FileCtx is the session side of a file operation. The edit history is kept
 // where undo_edit is offered (Claude's dialect), so that it can undo any

@@ -173,12 +173,19 @@ func (s *Set) wrap(d *Def, sessions Sessions) mcp.ToolHandler {
 		if d.spec.Changes != nil && s.env.Checkpoints != nil && d.spec.Changes(args) {
 			note = s.autoCheckpoint(sc.Session, d, args)
 		}
-		r, err := d.handle(ctx, &Call{Sess: sc.Session, Req: req, Env: &s.env, Rec: rec}, args)
+		c := &Call{Sess: sc.Session, Req: req, Env: &s.env, Rec: rec}
+		r, err := d.handle(ctx, c, args)
 		if err != nil {
 			r = s.failed(rec, err, d)
 		}
 		if note != "" {
 			r.Content = append(r.Content, &mcp.TextContent{Text: note})
+		}
+		for _, after := range s.env.After {
+			after(c, r)
+		}
+		for _, f := range c.deferred {
+			f()
 		}
 		capAnswer(r, s.env.MaxAnswer)
 		return finish(s.sessionNotes(r, sc), structured, withText, sc), nil

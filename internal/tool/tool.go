@@ -87,6 +87,10 @@ type Env struct {
 	// Disabled are the --disable-tools names as given; NewSet checks them
 	// against the declarations.
 	Disabled []string
+	// After run, in order, on every call's answer once its handler is done
+	// (the families' additions to any answer, such as the errors earlier
+	// edits turned out to have introduced).
+	After []func(c *Call, r *mcp.CallToolResult)
 }
 
 // Diagnostics are the settings of the errors an edit's answer reports.

@@ -39,7 +39,9 @@ func Specs(o Options) []tool.Spec {
 // Naming is what --disable-tools accepts: every tool's names.
 func Naming() dialect.Naming { return tool.NamingOf(Specs(Options{})) }
 
-// NewSet builds the tool set of a server from every family.
+// NewSet builds the tool set of a server from every family, with the
+// families' hooks on every answer.
 func NewSet(env tool.Env, o Options) (*tool.Set, error) {
+	env.After = append(env.After, lsp.DeliverLate)
 	return tool.NewSet(env, Specs(o))
 }

@@ -34,13 +34,17 @@ func BeginEdit(c *tool.Call, paths ...string) *lsp.Edit {
 
 // WithDiagnostics appends to an edit's answer, as a block of its own, the
 // errors the servers report after the edit that they did not before,
-// waiting at most --diagnostics-wait.
+// waiting at most --diagnostics-wait; what is not known by then is named
+// as pending, and kept in the session for its next answers (DeliverLate).
 func WithDiagnostics(ctx context.Context, c *tool.Call, e *lsp.Edit, r *mcp.CallToolResult) *mcp.CallToolResult {
 	if e == nil {
 		return r
 	}
 	wait := c.Env.Diagnostics.Wait
 	rep := e.Finish(ctx, wait)
+	// What is not known by now is kept for the session's next answers,
+	// once this one has taken what earlier edits came to.
+	c.Defer(func() { c.Sess.LateDiagnostics().Add(rep.Late) })
 	text := diagnosticsText(c.Env.Mode, rep, c.Sess.Cwd(), wait)
 	if text != "" {
 		r.Content = append(r.Content, &mcp.TextContent{Text: text})
@@ -60,5 +64,20 @@ func Warm(c *tool.Call, path string) {
 	}
 	if t, err := c.Env.Policy.Locate(c.Sess.Cwd(), path); err == nil && t.Exists {
 		c.Env.LSP.Warm(t.Resolved)
+	}
+}
+
+// DeliverLate appends to any answer of a session what the diagnostics its
+// earlier edits left pending have come to since, each once: the errors
+// those edits introduced, or that they introduced none. It is a hook on
+// every answer (tool.Env.After).
+func DeliverLate(c *tool.Call, r *mcp.CallToolResult) {
+	rep := c.Sess.LateDiagnostics().Take()
+	if rep == nil {
+		return
+	}
+	r.Content = append(r.Content, &mcp.TextContent{Text: diagnosticsText(c.Env.Mode, rep, c.Sess.Cwd(), c.Env.Diagnostics.Wait)})
+	if d, ok := r.StructuredContent.(interface{ SetLateDiagnostics(*lsp.Report) }); ok {
+		d.SetLateDiagnostics(rep)
 	}
 }

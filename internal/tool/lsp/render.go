@@ -351,26 +351,41 @@ func diagnosticsAnswer(b *strings.Builder, r *lsp.Result, cwd string) {
 
 // borisDiagnostics renders what an edit's files' servers reported after
 // it, as a block of its own for boris's and Codex's dialects ("" when
-// there is nothing to say: no new errors).
+// there is nothing to say: no new errors, nothing pending). A delayed
+// report (an Inbox's: what earlier edits' pending files came to) is
+// rendered for the answer it ends.
 func borisDiagnostics(rep *lsp.Report, cwd string, wait time.Duration) string {
-	if rep == nil || rep.Empty() {
+	if rep.Empty() {
 		return ""
 	}
 	var b strings.Builder
+	if rep.Delayed {
+		for _, f := range rep.Files {
+			if n := fileNote(f, cwd, "lsp"); n != "" {
+				b.WriteString(n)
+				continue
+			}
+			if len(f.Introduced) == 0 {
+				fmt.Fprintf(&b, "An earlier edit of %s introduced no errors (%s reported after its answer).\n", shownPath(f.Path, cwd), serverName(f.Server))
+				continue
+			}
+			fmt.Fprintf(&b, "An earlier edit of %s introduced %s (%s reported after its answer%s):\n", shownPath(f.Path, cwd), countOf(len(f.Introduced), "error"), serverName(f.Server), merged(f))
+			for _, d := range f.Introduced {
+				borisDiag(&b, d, cwd)
+			}
+		}
+		return b.String()
+	}
 	var found []lsp.Diag
 	servers := map[string]bool{}
+	var mergedNote []string
 	for _, f := range rep.Files {
-		if f.Note != "" {
-			b.WriteString(f.Note + "\n")
-		}
-		switch {
-		case f.Err != nil:
-			fmt.Fprintf(&b, "Diagnostics for %s are unavailable: %s\n", shownPath(f.Path, cwd), firstLine(f.Err.Error()))
-		case f.Late:
-			fmt.Fprintf(&b, "Diagnostics: %s did not report on %s within %s%s; use the lsp tool's diagnostics operation on it later.\n", serverName(f.Server), shownPath(f.Path, cwd), wait, busyWith(f.Indexing))
-		}
+		b.WriteString(fileNote(f, cwd, "lsp"))
 		if len(f.Introduced) > 0 {
 			servers[f.Server] = true
+			if f.Merged > 0 {
+				mergedNote = append(mergedNote, shownPath(f.Path, cwd))
+			}
 		}
 		found = append(found, f.Introduced...)
 	}
@@ -382,7 +397,11 @@ func borisDiagnostics(rep *lsp.Report, cwd string, wait time.Duration) string {
 				servers[f.Server] = false
 			}
 		}
-		fmt.Fprintf(&b, "This edit introduced %s (%s):\n", countOf(len(found), "error"), strings.Join(names, ", "))
+		also := ""
+		if len(mergedNote) > 0 {
+			also = "; counting the errors of earlier edits of " + strings.Join(mergedNote, ", ") + " that were not reported yet"
+		}
+		fmt.Fprintf(&b, "This edit introduced %s (%s%s):\n", countOf(len(found), "error"), strings.Join(names, ", "), also)
 		for _, d := range found {
 			borisDiag(&b, d, cwd)
 		}
@@ -390,24 +409,55 @@ func borisDiagnostics(rep *lsp.Report, cwd string, wait time.Duration) string {
 	return b.String()
 }
 
+// merged says a delayed file report counts earlier edits' errors too.
+func merged(f lsp.FileReport) string {
+	if f.Merged == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; counting the errors of %s before it, not reported yet", countOf(f.Merged, "earlier edit"))
+}
+
+// fileNote is the line a file's report gets when it is not a plain list
+// of new errors: a restart, a server that cannot be had, a report still
+// pending or never had ("" for none). tool names the lsp tool.
+func fileNote(f lsp.FileReport, cwd, tool string) string {
+	file := shownPath(f.Path, cwd)
+	note := ""
+	if f.Note != "" {
+		note = f.Note + "\n"
+	}
+	switch {
+	case f.Err != nil:
+		note += fmt.Sprintf("Diagnostics for %s are unavailable: %s\n", file, firstLine(f.Err.Error()))
+	case f.Pending && f.Server == "":
+		note += fmt.Sprintf("Diagnostics: the language server of %s is still starting; the errors this edit introduced will come with your next call (or ask the %s tool's diagnostics operation).\n", file, tool)
+	case f.Pending:
+		note += fmt.Sprintf("Diagnostics: %s has not reported on %s yet%s; the errors this edit introduced will come with your next call (or ask the %s tool's diagnostics operation).\n", f.Server, file, busyWith(f.Indexing), tool)
+	case f.Late:
+		note += fmt.Sprintf("Diagnostics: %s did not report on %s within %s of an earlier edit%s; use the %s tool's diagnostics operation on it.\n", serverName(f.Server), file, f.Waited, busyWith(f.Indexing), tool)
+	case f.Superseded:
+		note += fmt.Sprintf("Diagnostics: %s changed again before %s reported on an earlier edit of it; its errors are counted with that change (the %s tool's diagnostics operation lists them all).\n", file, serverName(f.Server), tool)
+	case f.Unknown:
+		note += fmt.Sprintf("Diagnostics: %s's report on %s before the edit could not be had, so which errors are new cannot be told; the %s tool's diagnostics operation lists them all.\n", serverName(f.Server), file, tool)
+	}
+	return note
+}
+
 // claudeDiagnostics renders the same in the form Claude Code gives the
 // diagnostics that appeared after an edit (a <new-diagnostics> block,
 // grouped by file, "✘ [Line L:C] message [code] (source)"), with the code
-// line under each.
+// line under each. Errors that arrived after an earlier edit's answer
+// (a delayed report) come in the same block, as Claude Code delivers
+// diagnostics that arrive late.
 func claudeDiagnostics(rep *lsp.Report, cwd string, wait time.Duration) string {
-	if rep == nil || rep.Empty() {
+	if rep.Empty() {
 		return ""
 	}
 	var notes, body strings.Builder
 	for _, f := range rep.Files {
-		if f.Note != "" {
-			notes.WriteString(f.Note + "\n")
-		}
-		switch {
-		case f.Err != nil:
-			fmt.Fprintf(&notes, "Diagnostics for %s are unavailable: %s\n", shownPath(f.Path, cwd), firstLine(f.Err.Error()))
-		case f.Late:
-			fmt.Fprintf(&notes, "Diagnostics: %s did not report on %s within %s%s; use the LSP tool's diagnostics operation on it later.\n", serverName(f.Server), shownPath(f.Path, cwd), wait, busyWith(f.Indexing))
+		notes.WriteString(fileNote(f, cwd, "LSP"))
+		if rep.Delayed && fileNote(f, cwd, "LSP") == "" && len(f.Introduced) == 0 {
+			fmt.Fprintf(&notes, "An earlier edit of %s introduced no errors (%s reported after its answer).\n", shownPath(f.Path, cwd), serverName(f.Server))
 		}
 		if len(f.Introduced) == 0 {
 			continue
