@@ -125,7 +125,7 @@ func parseIndex(b []byte) (*Index, error) {
 	}
 	count := binary.BigEndian.Uint32(b[8:])
 	x := &Index{entries: make([]Entry, 0, count)}
-	p := b[12:len(b)-20]
+	p := b[12 : len(b)-20]
 	var prev []byte
 	for i := uint32(0); i < count; i++ {
 		if len(p) < 62 {
