@@ -191,7 +191,7 @@ func readRecord(l loc, want Hash, dec *zstd.Decoder) (kind byte, data []byte, er
 	default:
 		return 0, nil, fmt.Errorf("object %s: unknown codec %d", want, codec)
 	}
-	if uint64(len(data)) != raw || hashOf(data) != want {
+	if uint64(len(data)) != raw || !contentMatches(want, data) {
 		return 0, nil, fmt.Errorf("object %s: content does not match its hash (the store is damaged)", want)
 	}
 	return kind, data, nil

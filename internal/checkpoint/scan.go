@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/boris-mcp/boris/internal/gitrepo"
 	"github.com/boris-mcp/boris/internal/scope"
 	"github.com/boris-mcp/boris/internal/search/ignore"
 	"github.com/boris-mcp/boris/internal/search/walk"
@@ -47,6 +48,10 @@ type dirNode struct {
 	listed    bool
 	ignKey    ignoreKey
 	sameRules bool
+	// git is the repository the directory's files are tracked in (nil:
+	// none), gitRel its path in that repository's work tree.
+	git    *gitRepo
+	gitRel string
 }
 
 // ignoreKey identifies a directory's .gitignore file and says whether it
@@ -84,7 +89,11 @@ type fsEntry struct {
 	// ghost marks a file that vanished before it could be read: it is
 	// left out of the tree.
 	ghost bool
-	sub   *dirNode
+	// gitCand says Hash is the git blob the index vouches for: the store
+	// pass takes it instead of reading the file if the repository can
+	// stand for its files and holds the blob.
+	gitCand bool
+	sub     *dirNode
 }
 
 // racyWindow covers the coarse clock file systems stamp times with: a
@@ -123,6 +132,13 @@ type scanner struct {
 	dirty map[*dirNode]bool
 	// stats of the last scan, for the benchmarks and the log.
 	lastListed int
+	// git borrows what git work trees hold.
+	git *gitState
+	// borrowed and copied count the files the last store pass took from
+	// git and read (the start-up log says them).
+	borrowed, copied int
+	// hashed and hashTotal tell how far the store pass is (progress).
+	hashed, hashTotal atomic.Int64
 }
 
 type hashJob struct {
@@ -131,7 +147,7 @@ type hashJob struct {
 }
 
 func newScanner(roots []string, policy *scope.Policy, maxFile int64, logf func(string, ...any)) *scanner {
-	sc := &scanner{policy: policy, maxFile: maxFile, workers: runtime.GOMAXPROCS(0), logf: logf, needFull: true, dirty: map[*dirNode]bool{}}
+	sc := &scanner{policy: policy, maxFile: maxFile, workers: runtime.GOMAXPROCS(0), logf: logf, needFull: true, dirty: map[*dirNode]bool{}, git: newGitState(logf)}
 	if sc.workers > 4 {
 		sc.workers = 4
 	}
@@ -154,6 +170,7 @@ func (sc *scanner) close() {
 		sc.w.close()
 		sc.w = nil
 	}
+	sc.git.close()
 }
 
 // tracking says whether scans are incremental.
@@ -164,6 +181,7 @@ func (sc *scanner) tracking() bool { return sc.w != nil }
 // reported changes. It returns whether anything may have changed.
 func (sc *scanner) scan(full bool) (bool, error) {
 	sc.scanStart = time.Now().UnixNano()
+	sc.git.newScan()
 	defer sc.openRoots()()
 	if sc.w != nil {
 		evs, overflow := sc.w.drain()
@@ -503,7 +521,7 @@ func (ls *lister) list(j listJob) {
 		}
 	}
 	ls.names, ls.ents = ls.names[:0], ls.ents[:0]
-	hasGit, hasIgnore := false, false
+	hasGit, hasIgnore, hasAttrs := false, false, false
 	err = walk.ReadDir(fd, ls.buf, func(name []byte, typ uint8, _ uint64) {
 		switch string(name) {
 		case walk.GitDir:
@@ -513,6 +531,8 @@ func (ls *lister) list(j listJob) {
 			return
 		case walk.IgnoreFile:
 			hasIgnore = true
+		case attributesFile:
+			hasAttrs = true
 		}
 		start := len(ls.names)
 		ls.names = append(ls.names, name...)
@@ -578,6 +598,22 @@ func (ls *lister) list(j listJob) {
 		n.ign = ign
 	}
 	n.ignKey, n.listed, n.sameRules = key, true, sameRules
+	// The repository its files are tracked in: its own, its parent's, or
+	// (a workspace root) one above.
+	switch {
+	case hasGit:
+		n.git, n.gitRel = sc.git.repoAt(joinRel(n.root.path, n.rel)), ""
+	case n.parent != nil:
+		_, base := splitRel(n.rel)
+		n.git, n.gitRel = n.parent.git, joinRel(n.parent.gitRel, base)
+	default:
+		n.git, n.gitRel = sc.git.repoAbove(n.root.path)
+	}
+	if hasAttrs && n.git.usable() && readAttributes(fd) {
+		n.git.converts.Store(true)
+		sc.logf("checkpoint: %s/%s converts working files (text, eol, filter, ident or working-tree-encoding); files of %s are copied, not borrowed from git", joinRel(n.root.path, n.rel), attributesFile, n.git.r.Top)
+	}
+	gitIdx := sc.git.index(n.git)
 	ign := n.ign
 	names := string(ls.names)
 	out := make([]fsEntry, 0, len(ls.ents))
@@ -627,6 +663,11 @@ func (ls *lister) list(j listJob) {
 				e.Kind, e.Hash = KindFile, old.Hash
 			default:
 				e.Kind, e.needHash = KindFile, true
+				if gitIdx != nil {
+					if id, ok := gitIdx.Clean(joinRel(n.gitRel, name), &st); ok {
+						e.Hash, e.gitCand = gitHash(id), true
+					}
+				}
 			}
 		case unix.S_IFLNK:
 			e.Kind = KindLink
@@ -754,6 +795,7 @@ func (sc *scanner) checkStored(has func(Hash) bool) {
 // then stores every changed tree, and returns the hash of the workspace.
 func (sc *scanner) store(b *batch) (Hash, error) {
 	defer sc.openRoots()()
+	sc.borrow()
 	if err := sc.hashFiles(b); err != nil {
 		return Hash{}, err
 	}
@@ -814,6 +856,30 @@ func (sc *scanner) storeTree(b *batch, n *dirNode, scratch, enc *[]byte) (Hash, 
 	return h, nil
 }
 
+// borrow takes, for each queued file git's index vouched for, the blob
+// git holds instead of reading the file, when its repository can stand
+// for its files (no converting attributes were found in the scan) and
+// holds the blob; the others stay queued, to be read.
+func (sc *scanner) borrow() {
+	sc.borrowed, sc.copied = 0, 0
+	keep := sc.toHash[:0]
+	for _, j := range sc.toHash {
+		e := j.e
+		if e.gitCand {
+			e.gitCand = false
+			if id, _ := e.Hash.gitID(); j.n.git.usable() && j.n.git.r.Has(id) {
+				e.needHash = false
+				sc.borrowed++
+				continue
+			}
+			e.Hash = Hash{}
+		}
+		keep = append(keep, j)
+	}
+	sc.toHash = keep
+	sc.copied = len(keep)
+}
+
 // errStopped ends a checkpoint cut short by shutdown.
 var errStopped = errors.New("boris is shutting down")
 
@@ -829,6 +895,9 @@ func (sc *scanner) hashFiles(b *batch) error {
 		return nil
 	}
 	sort.Slice(jobs, func(i, j int) bool { return jobs[i].e.Size > jobs[j].e.Size })
+	sc.hashed.Store(0)
+	sc.hashTotal.Store(int64(len(jobs)))
+	defer sc.hashTotal.Store(0)
 	var (
 		next  atomic.Int64
 		wg    sync.WaitGroup
@@ -859,6 +928,7 @@ func (sc *scanner) hashFiles(b *batch) error {
 				}
 				var err error
 				buf, scratch, err = sc.hashOne(b, j, buf, scratch)
+				sc.hashed.Add(1)
 				if big {
 					bigMu.Unlock()
 					buf, scratch = nil, nil // give the memory back
@@ -936,10 +1006,13 @@ func (sc *scanner) hashOne(b *batch, j hashJob, buf, scratch []byte) ([]byte, []
 		e.Kind, e.Size, e.MTime, e.needHash = KindLarge, int64(len(buf)), e.mtime, false
 		return buf, scratch, nil
 	}
-	h := hashOf(buf)
-	scratch, err = b.put(h, objBlob, buf, scratch)
-	if err != nil {
-		return buf, scratch, err
+	h, borrowed := sc.stagedBlob(n, e.Name, buf)
+	if !borrowed {
+		h = hashOf(buf)
+		scratch, err = b.put(h, objBlob, buf, scratch)
+		if err != nil {
+			return buf, scratch, err
+		}
 	}
 	e.Kind, e.Hash, e.Size, e.needHash = KindFile, h, int64(len(buf)), false
 	// A change while reading leaves times that differ from those taken
@@ -952,6 +1025,25 @@ func (sc *scanner) hashOne(b *batch, j hashJob, buf, scratch []byte) ([]byte, []
 		e.racy = true
 	}
 	return buf, scratch, nil
+}
+
+// stagedBlob returns the git blob of a file read whose content is the
+// one its index entry names (a file touched, or changed and changed back,
+// whose stat no longer matches the index): it keeps the name git gives it
+// and need not be copied.
+func (sc *scanner) stagedBlob(n *dirNode, name string, data []byte) (Hash, bool) {
+	if !n.git.usable() {
+		return Hash{}, false
+	}
+	idx := sc.git.index(n.git)
+	if idx == nil {
+		return Hash{}, false
+	}
+	id, ok := idx.Staged(joinRel(n.gitRel, name))
+	if !ok || gitrepo.BlobID(data) != id || !n.git.r.Has(id) {
+		return Hash{}, false
+	}
+	return gitHash(id), true
 }
 
 // vanished handles a queued file that is gone (or no longer a file):

@@ -83,6 +83,8 @@ type Service struct {
 	interrupted string
 	ready       chan struct{}
 	closed      bool
+	// adopted counts the git blobs copied into the store.
+	adopted int
 }
 
 // Open opens (or creates) the workspace's store, cleans up after a
@@ -115,6 +117,10 @@ func Open(opts Options) (*Service, error) {
 	}
 	st.RemoveOrphans()
 	sv.sc = newScanner(roots, opts.Policy, opts.MaxFileSize, func(f string, a ...any) { sv.log.Warn(fmt.Sprintf(f, a...)) })
+	st.ext = func(h Hash) ([]byte, error) {
+		id, _ := h.gitID()
+		return sv.sc.git.blob(id)
+	}
 	if sv.sc.w == nil {
 		sv.log.Info("checkpoint: no change tracking; every checkpoint scans the workspace", "why", fmt.Sprint(sv.sc.watchErr))
 	}
@@ -243,6 +249,15 @@ func (sv *Service) checkpointLocked(c Caller, reason func() string, label string
 		sv.seen(c, prev)
 		return prev, nil, nil
 	}
+	var changes []Change
+	if prev != nil {
+		if changes, err = st.diffRoots(prev.root(), root, nil); err != nil {
+			return nil, nil, sv.failed(err)
+		}
+		if err := sv.adoptLocked(changes); err != nil {
+			return nil, nil, err
+		}
+	}
 	budget := st.budget(sv.opts.MaxBytes)
 	dropped, err := st.makeRoom(root, budget)
 	if errors.Is(err, errTooLarge) {
@@ -255,11 +270,14 @@ func (sv *Service) checkpointLocked(c Caller, reason func() string, label string
 	if len(dropped) > 0 {
 		sv.log.Info("checkpoint: pruned the oldest checkpoints to stay within --checkpoint-max-bytes", "pruned", len(dropped), "from", dropped[0].ID, "to", dropped[len(dropped)-1].ID)
 	}
-	prev = st.newest()
-	var changes []Change
-	if prev != nil {
-		if changes, err = st.diffRoots(prev.root(), root, nil); err != nil {
-			return nil, nil, sv.failed(err)
+	if p := st.newest(); p != prev {
+		// The previous checkpoint was pruned: the changes are counted
+		// from the one kept.
+		prev, changes = p, nil
+		if prev != nil {
+			if changes, err = st.diffRoots(prev.root(), root, nil); err != nil {
+				return nil, nil, sv.failed(err)
+			}
 		}
 	}
 	seq := st.nextSeq()
@@ -297,7 +315,7 @@ func (sv *Service) storeLocked() (Hash, error) {
 		sv.sc.verify = true
 	}
 	if sv.sc.verify {
-		sv.sc.checkStored(st.has)
+		sv.sc.checkStored(sv.held)
 	}
 	b := st.newBatch(st.budget(sv.opts.MaxBytes))
 	root, err := sv.sc.store(b)
@@ -319,6 +337,64 @@ func (sv *Service) storeLocked() (Hash, error) {
 	sv.sc.verify = false
 	sv.cur = root
 	return root, nil
+}
+
+// held says whether the content h names can be had: the store holds it,
+// or it is a blob a repository of the workspace holds.
+func (sv *Service) held(h Hash) bool {
+	if sv.store.has(h) {
+		return true
+	}
+	if id, ok := h.gitID(); ok {
+		return sv.sc.git.has(id)
+	}
+	return false
+}
+
+// adoptLocked copies into the store the git blobs that files recorded by
+// the previous checkpoint held and no longer hold (changed, removed,
+// renamed): from now on that checkpoint's content no longer depends on
+// the workspace's git keeping them. A blob git no longer has is lost for
+// that checkpoint; it is logged, and the new checkpoint is taken all the
+// same.
+func (sv *Service) adoptLocked(changes []Change) error {
+	st := sv.store
+	var want []Hash
+	seen := map[Hash]bool{}
+	for i := range changes {
+		o := changes[i].Old
+		if o == nil || o.Kind != KindFile || seen[o.Hash] || st.has(o.Hash) {
+			continue
+		}
+		if _, ok := o.Hash.gitID(); ok {
+			seen[o.Hash] = true
+			want = append(want, o.Hash)
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	b := st.newBatch(0)
+	var scratch []byte
+	lost := 0
+	for _, h := range want {
+		id, _ := h.gitID()
+		data, err := sv.sc.git.blob(id)
+		if err != nil {
+			lost++
+			sv.log.Warn("checkpoint: a file's earlier content, recorded as a git blob, can no longer be copied from git; checkpoints holding it cannot restore it", "blob", id.String(), "err", err)
+			continue
+		}
+		if scratch, err = b.put(h, objBlob, data, scratch); err != nil {
+			b.abort()
+			return sv.failed(err)
+		}
+	}
+	if err := b.commit(); err != nil {
+		return sv.failed(err)
+	}
+	sv.adopted += len(want) - lost
+	return nil
 }
 
 // tooLarge is the refusal of a workspace too large for the bound.
@@ -780,6 +856,20 @@ func (s *Store) Verify() error {
 		return err
 	}
 	defer s.unlock()
+	if s.ext == nil {
+		// Opened alone: the blobs checkpoints borrow from git are read
+		// from the repositories the workspace's roots are in.
+		g := newGitState(func(string, ...any) {})
+		defer g.close()
+		for _, r := range s.roots {
+			g.repoAbove(r)
+		}
+		s.ext = func(h Hash) ([]byte, error) {
+			id, _ := h.gitID()
+			return g.blob(id)
+		}
+		defer func() { s.ext = nil }()
+	}
 	set, err := s.mark(s.rootsOf(s.records))
 	if err != nil {
 		return err

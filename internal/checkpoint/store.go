@@ -102,6 +102,10 @@ type Store struct {
 	enc *zstd.Encoder
 	dec *zstd.Decoder
 
+	// ext reads a git blob the store does not hold (nil: none can be
+	// read); checkpoints name such blobs until their files change.
+	ext func(Hash) ([]byte, error)
+
 	treeCache map[Hash][]Entry
 	// sibCache is what the other stores of the directory took when last
 	// counted.
@@ -364,6 +368,13 @@ var errMissing = errors.New("object missing from the checkpoint store")
 func (s *Store) read(h Hash) ([]byte, error) {
 	l, ok := s.index[h]
 	if !ok {
+		if _, git := h.gitID(); git && s.ext != nil {
+			data, err := s.ext(h)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s (a git blob the workspace's repository no longer has: %v)", errMissing, h, err)
+			}
+			return data, nil
+		}
 		return nil, fmt.Errorf("%w: %s", errMissing, h)
 	}
 	_, data, err := readRecord(l, h, s.dec)
