@@ -59,7 +59,9 @@ func TestGitBorrow(t *testing.T) {
 		t.Fatalf("start-up: %d files borrowed, %d copied; want 61 (60 files, run.sh and .gitignore, less the dirty d0/f0.txt) and 2 (untracked.txt, d0/f0.txt)", sv.sc.borrowed, sv.sc.copied)
 	}
 	c := &testCaller{id: "s", key: "k"}
-	skip := func(rel string) bool { return rel == ".git" || strings.HasPrefix(rel, ".git/") || strings.HasSuffix(rel, ".log") }
+	skip := func(rel string) bool {
+		return rel == ".git" || strings.HasPrefix(rel, ".git/") || strings.HasSuffix(rel, ".log")
+	}
 	base := fsState(t, root, skip)
 	l, _ := sv.List(c)
 	first := l.Checkpoints[0].ID

@@ -48,6 +48,17 @@ func (x *Index) Lookup(path string) *Entry {
 	return nil
 }
 
+// Staged returns the blob id of path's stage-0 entry when it is a
+// regular file's (not intent-to-add): what the file holds if its content
+// hashes to it.
+func (x *Index) Staged(path string) (ID, bool) {
+	e := x.Lookup(path)
+	if e == nil || e.stage != 0 || e.intent || e.Mode&0o170000 != 0o100000 || e.ID == (ID{}) {
+		return ID{}, false
+	}
+	return e.ID, true
+}
+
 // Clean returns the blob id of path when git's index vouches that the
 // working file, whose stat is st, holds exactly that blob: a stage-0
 // entry of a regular file, not intent-to-add nor skip-worktree, whose
