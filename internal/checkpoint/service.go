@@ -85,6 +85,9 @@ type Service struct {
 	closed      bool
 	// adopted counts the git blobs copied into the store.
 	adopted int
+	// cachedFiles is how many files the stat cache of the last run
+	// named.
+	cachedFiles int
 }
 
 // Open opens (or creates) the workspace's store, cleans up after a
@@ -124,6 +127,7 @@ func Open(opts Options) (*Service, error) {
 	if sv.sc.w == nil {
 		sv.log.Info("checkpoint: no change tracking; every checkpoint scans the workspace", "why", fmt.Sprint(sv.sc.watchErr))
 	}
+	sv.readStatCache()
 	go sv.first()
 	return sv, nil
 }
@@ -165,6 +169,12 @@ func (sv *Service) first() {
 		sv.log.Warn("checkpoint: the start-up checkpoint failed", "err", err)
 		return
 	}
+	if err := sv.store.lock(); err == nil {
+		if err := sv.saveStatCacheLocked(); err != nil {
+			sv.log.Warn("checkpoint: writing the stat cache failed (the next start reads every file again)", "err", err)
+		}
+		sv.store.unlock()
+	}
 	sv.log.Info("checkpoint: start-up checkpoint", "id", rec.ID, "duration", time.Since(t0).Round(time.Millisecond), "store", sv.store.Dir, "tracking", sv.sc.tracking())
 	// Reading a big tree leaves the heap grown with buffers no longer
 	// used: give them back now rather than hold them between calls.
@@ -185,6 +195,13 @@ func (sv *Service) Close() {
 		return
 	}
 	sv.closed = true
+	if sv.store.lock() == nil {
+		// What this run learned spares the next one from reading files.
+		if err := sv.saveStatCacheLocked(); err != nil {
+			sv.log.Warn("checkpoint: writing the stat cache failed (the next start reads every file again)", "err", err)
+		}
+		sv.store.unlock()
+	}
 	sv.sc.close()
 	sv.store.Close()
 }
