@@ -139,6 +139,9 @@ type scanner struct {
 	borrowed, copied int
 	// hashed and hashTotal tell how far the store pass is (progress).
 	hashed, hashTotal atomic.Int64
+	// lowPriority runs the workers at a lower CPU and I/O priority (the
+	// start-up checkpoint).
+	lowPriority bool
 }
 
 type hashJob struct {
@@ -412,10 +415,14 @@ func (sc *scanner) run(jobs []listJob) {
 		listed  int
 	)
 	var wg sync.WaitGroup
+	low := sc.lowPriority
 	for range sc.workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if low {
+				lowerPriority()
+			}
 			ls := &lister{sc: sc, buf: make([]byte, 32<<10)}
 			for {
 				mu.Lock()
@@ -905,10 +912,14 @@ func (sc *scanner) hashFiles(b *batch) error {
 		first error
 		bigMu sync.Mutex
 	)
+	low := sc.lowPriority
 	for range sc.workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if low {
+				lowerPriority()
+			}
 			var buf, scratch []byte
 			for {
 				i := int(next.Add(1) - 1)

@@ -161,7 +161,13 @@ func (sv *Service) first() {
 		return
 	}
 	t0 := time.Now()
+	// In the background, and behind everything else boris and the
+	// agent's commands do: the workers of this checkpoint run at a lower
+	// CPU and I/O priority. A call that can change the workspace waits
+	// for what is left of it.
+	sv.sc.lowPriority = true
 	rec, _, err := sv.checkpointLocked(nil, fixed("at start-up"), "", true, false)
+	sv.sc.lowPriority = false
 	if err != nil {
 		if code, ok := codes.As(err); ok && code.Code == codes.CheckpointTooLarge {
 			sv.suspended = err
@@ -183,6 +189,18 @@ func (sv *Service) first() {
 
 // Ready is closed once the start-up checkpoint is done.
 func (sv *Service) Ready() <-chan struct{} { return sv.ready }
+
+// Baseline says how far the start-up checkpoint is: done once it is
+// taken; read and total count the files it reads and has to read (total
+// is 0 while it still lists the workspace).
+func (sv *Service) Baseline() (done bool, read, total int64) {
+	select {
+	case <-sv.ready:
+		return true, 0, 0
+	default:
+	}
+	return false, sv.sc.hashed.Load(), sv.sc.hashTotal.Load()
+}
 
 // Close stops tracking changes and releases the store. A checkpoint in
 // progress is cut short (nothing of it is kept).
@@ -482,7 +500,13 @@ type Listing struct {
 }
 
 // List returns every checkpoint of the workspace, of every session.
+// While the start-up checkpoint is being taken it does not wait: it
+// answers with the checkpoints the store holds and says how far the
+// start-up one is.
 func (sv *Service) List(c Caller) (*Listing, error) {
+	if done, read, total := sv.Baseline(); !done {
+		return sv.listEarly(c, read, total)
+	}
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	if sv.closed {
@@ -512,6 +536,26 @@ func (sv *Service) List(c Caller) (*Listing, error) {
 	if sv.suspended != nil {
 		l.Notes = append(l.Notes, "automatic checkpoints are suspended: "+sv.suspended.Error())
 	}
+	return l, nil
+}
+
+// listEarly answers List during the start-up checkpoint, from what the
+// store's files say (read without its lock, which the start-up checkpoint
+// holds: records and packs are renamed into place whole).
+func (sv *Service) listEarly(c Caller, read, total int64) (*Listing, error) {
+	recs, size := sv.store.peek()
+	l := &Listing{Roots: sv.opts.Roots, Bytes: size, MaxBytes: sv.opts.MaxBytes}
+	if c != nil {
+		l.Caller = c.CheckpointKey()
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		l.Checkpoints = append(l.Checkpoints, recs[i])
+	}
+	note := "the start-up checkpoint is being taken (listing the workspace)"
+	if total > 0 {
+		note = fmt.Sprintf("the start-up checkpoint is being taken: %d of %d files read", read, total)
+	}
+	l.Notes = append(l.Notes, note+"; calls that can change the workspace wait for it")
 	return l, nil
 }
 

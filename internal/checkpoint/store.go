@@ -337,6 +337,40 @@ func (s *Store) refresh() error {
 	return nil
 }
 
+// peek reads the checkpoint records and the store's size from its
+// files without the lock and without changing what this process knows
+// of the store.
+func (s *Store) peek() ([]*Record, int64) {
+	ents, err := os.ReadDir(s.Dir)
+	if err != nil {
+		return nil, 0
+	}
+	var recs []*Record
+	var size int64
+	for _, e := range ents {
+		name := e.Name()
+		switch {
+		case strings.HasSuffix(name, ".pack"):
+			if fi, err := e.Info(); err == nil {
+				size += fi.Size()
+			}
+		case strings.HasPrefix(name, "c-") && strings.HasSuffix(name, ".json"):
+			b, err := os.ReadFile(filepath.Join(s.Dir, name))
+			if err != nil {
+				continue
+			}
+			var r Record
+			if json.Unmarshal(b, &r) != nil || r.ID == "" {
+				continue
+			}
+			recs = append(recs, &r)
+			size += int64(len(b))
+		}
+	}
+	sort.Slice(recs, func(i, j int) bool { return recs[i].Seq < recs[j].Seq })
+	return recs, size
+}
+
 // reindex rebuilds the object index from the open packs.
 func (s *Store) reindex() {
 	s.index = make(map[Hash]loc, len(s.index))
