@@ -115,8 +115,12 @@ func editorChanges(args json.RawMessage) bool {
 // it. A failure does not stop the call (the model asked for the call, not
 // the checkpoint); it is told once per session and kind of failure, in a
 // note after the call's answer.
-func (s *Set) autoCheckpoint(sess *session.Session, tool string, args json.RawMessage) string {
+// While the start-up checkpoint is still being taken, the call waits for
+// what is left of it, and a client that gave a progress token is told so.
+func (s *Set) autoCheckpoint(ctx context.Context, req *mcp.CallToolRequest, sess *session.Session, tool string, args json.RawMessage) string {
+	stop := baselineProgress(ctx, req, s.deps.Checkpoints)
 	err := s.deps.Checkpoints.Auto(sess, func() string { return callReason(tool, args) })
+	stop()
 	if err == nil {
 		sess.NoteCheckpointFailure("")
 		return ""
@@ -132,6 +136,57 @@ func (s *Set) autoCheckpoint(sess *session.Session, tool string, args json.RawMe
 	msg := err.Error()
 	s.deps.Logger.Warn("checkpoint: the automatic checkpoint failed", "session", sess.ID(), "tool", tool, "err", err)
 	return "note: no checkpoint was taken before this call (checkpoints cannot undo it): " + msg + "\n"
+}
+
+// baselineProgress sends progress notifications while a call waits for
+// the start-up checkpoint (once at once, then every second), when the
+// client gave a progress token; the function it returns stops them. The
+// progress is the fraction read (below 1, so that the call's own
+// progress, counted from 1 up, keeps increasing).
+func baselineProgress(ctx context.Context, req *mcp.CallToolRequest, sv *checkpoint.Service) func() {
+	token := req.Params.GetProgressToken()
+	if token == nil || req.Session == nil {
+		return func() {}
+	}
+	if done, _, _ := sv.Baseline(); done {
+		return func() {}
+	}
+	stop := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		last := -1.0
+		for {
+			done, read, total := sv.Baseline()
+			if done {
+				return
+			}
+			msg := "waiting for the start-up checkpoint of the workspace (listing it) before this call: calls that can change the workspace wait until it is recorded"
+			p := 0.0
+			if total > 0 {
+				msg = fmt.Sprintf("waiting for the start-up checkpoint of the workspace before this call: %d of %d files read", read, total)
+				p = 0.99 * float64(read) / float64(total)
+			}
+			if p <= last {
+				p = last + 1e-6
+			}
+			last = p
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Message: msg, Progress: p})
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-finished
+	}
 }
 
 // callReason says in a few words what call follows a checkpoint, for

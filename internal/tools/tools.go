@@ -328,7 +328,7 @@ func (s *Set) wrap(d *def, sessions Sessions) mcp.ToolHandler {
 		rec.Session = sc.Session.ID()
 		note := ""
 		if d.changes != nil && s.deps.Checkpoints != nil && d.changes(args) {
-			note = s.autoCheckpoint(sc.Session, name, args)
+			note = s.autoCheckpoint(ctx, req, sc.Session, name, args)
 		}
 		r, err := d.handle(ctx, &call{sess: sc.Session, req: req, deps: &s.deps, rec: rec}, args)
 		if err != nil {
