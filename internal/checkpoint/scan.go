@@ -139,9 +139,25 @@ type scanner struct {
 	borrowed, copied int
 	// hashed and hashTotal tell how far the store pass is (progress).
 	hashed, hashTotal atomic.Int64
-	// lowPriority runs the workers at a lower CPU and I/O priority (the
-	// start-up checkpoint).
+	// lowPriority runs the workers that read files at a lower CPU and
+	// I/O priority (the start-up checkpoint) until hurry is closed: a
+	// call waits for them.
 	lowPriority bool
+	hurry       chan struct{}
+	hurryOnce   sync.Once
+}
+
+// hurryUp says a call waits for the current store pass: it goes on at
+// full priority.
+func (sc *scanner) hurryUp() { sc.hurryOnce.Do(func() { close(sc.hurry) }) }
+
+func (sc *scanner) hurried() bool {
+	select {
+	case <-sc.hurry:
+		return true
+	default:
+		return false
+	}
 }
 
 type hashJob struct {
@@ -150,7 +166,7 @@ type hashJob struct {
 }
 
 func newScanner(roots []string, policy *scope.Policy, maxFile int64, logf func(string, ...any)) *scanner {
-	sc := &scanner{policy: policy, maxFile: maxFile, workers: runtime.GOMAXPROCS(0), logf: logf, needFull: true, dirty: map[*dirNode]bool{}, git: newGitState(logf)}
+	sc := &scanner{policy: policy, maxFile: maxFile, workers: runtime.GOMAXPROCS(0), logf: logf, needFull: true, dirty: map[*dirNode]bool{}, git: newGitState(logf), hurry: make(chan struct{})}
 	if sc.workers > 4 {
 		sc.workers = 4
 	}
@@ -324,6 +340,50 @@ func (sc *scanner) mark(n *dirNode, deep bool) {
 	sc.dmu.Unlock()
 }
 
+// markPaths asks for the directories holding paths (absolute) to be
+// listed again at the next scan: a directory named is listed with its
+// whole subtree, a file's directory alone; a path the tree does not have
+// lists its nearest ancestor it has, deep.
+func (sc *scanner) markPaths(paths []string) {
+	for _, p := range paths {
+		for _, r := range sc.roots {
+			if r.node == nil || !scope.Within(p, r.path) {
+				continue
+			}
+			rel, err := filepath.Rel(r.path, p)
+			if err != nil {
+				continue
+			}
+			n := r.node
+			if rel == "." {
+				sc.mark(n, true)
+				continue
+			}
+			parts := strings.Split(filepath.ToSlash(rel), "/")
+			for i, part := range parts {
+				e := findFS(n.entries, part)
+				if e == nil {
+					sc.mark(n, true)
+					break
+				}
+				if i == len(parts)-1 {
+					if e.sub != nil {
+						sc.mark(e.sub, true)
+					} else {
+						sc.mark(n, false)
+					}
+					break
+				}
+				if e.sub == nil {
+					sc.mark(n, true)
+					break
+				}
+				n = e.sub
+			}
+		}
+	}
+}
+
 // invalidate clears the hashes of n and its ancestors.
 func invalidate(n *dirNode) {
 	for ; n != nil; n = n.parent {
@@ -415,14 +475,10 @@ func (sc *scanner) run(jobs []listJob) {
 		listed  int
 	)
 	var wg sync.WaitGroup
-	low := sc.lowPriority
 	for range sc.workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if low {
-				lowerPriority()
-			}
 			ls := &lister{sc: sc, buf: make([]byte, 32<<10)}
 			for {
 				mu.Lock()
@@ -912,47 +968,82 @@ func (sc *scanner) hashFiles(b *batch) error {
 		first error
 		bigMu sync.Mutex
 	)
-	low := sc.lowPriority
-	for range sc.workers {
+	// work reads jobs until none is left; a worker at low priority also
+	// stops once a call waits for this pass (hurry), and workers at full
+	// priority take over what is left.
+	work := func(low bool) {
+		defer wg.Done()
+		if low {
+			lowerPriority()
+		}
+		var buf, scratch []byte
+		for {
+			if low && sc.hurried() {
+				return
+			}
+			i := int(next.Add(1) - 1)
+			if i >= len(jobs) {
+				return
+			}
+			j := jobs[i]
+			if sc.stop.Load() {
+				errMu.Lock()
+				first = errStopped
+				errMu.Unlock()
+				return
+			}
+			big := j.e.Size > bigFile
+			if big {
+				bigMu.Lock()
+			}
+			var err error
+			buf, scratch, err = sc.hashOne(b, j, buf, scratch)
+			sc.hashed.Add(1)
+			if big {
+				bigMu.Unlock()
+				buf, scratch = nil, nil // give the memory back
+			}
+			if err != nil {
+				errMu.Lock()
+				if first == nil {
+					first = err
+				}
+				errMu.Unlock()
+				next.Store(int64(len(jobs))) // stop the others
+				return
+			}
+		}
+	}
+	if !sc.lowPriority || sc.hurried() {
+		for range sc.workers {
+			wg.Add(1)
+			go work(false)
+		}
+	} else {
+		var lowWG sync.WaitGroup
+		lowDone := make(chan struct{})
+		for range sc.workers {
+			wg.Add(1)
+			lowWG.Add(1)
+			go func() {
+				defer lowWG.Done()
+				work(true)
+			}()
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if low {
-				lowerPriority()
-			}
-			var buf, scratch []byte
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(jobs) {
-					return
+			go func() {
+				lowWG.Wait()
+				close(lowDone)
+			}()
+			select {
+			case <-sc.hurry:
+				for range sc.workers {
+					wg.Add(1)
+					go work(false)
 				}
-				j := jobs[i]
-				if sc.stop.Load() {
-					errMu.Lock()
-					first = errStopped
-					errMu.Unlock()
-					return
-				}
-				big := j.e.Size > bigFile
-				if big {
-					bigMu.Lock()
-				}
-				var err error
-				buf, scratch, err = sc.hashOne(b, j, buf, scratch)
-				sc.hashed.Add(1)
-				if big {
-					bigMu.Unlock()
-					buf, scratch = nil, nil // give the memory back
-				}
-				if err != nil {
-					errMu.Lock()
-					if first == nil {
-						first = err
-					}
-					errMu.Unlock()
-					next.Store(int64(len(jobs))) // stop the others
-					return
-				}
+			case <-lowDone:
 			}
 		}()
 	}

@@ -88,6 +88,9 @@ type Service struct {
 	// cachedFiles is how many files the stat cache of the last run
 	// named.
 	cachedFiles int
+	// bg counts what runs in the background (the stat cache being
+	// written); Close waits for it.
+	bg sync.WaitGroup
 }
 
 // Open opens (or creates) the workspace's store, cleans up after a
@@ -175,12 +178,9 @@ func (sv *Service) first() {
 		sv.log.Warn("checkpoint: the start-up checkpoint failed", "err", err)
 		return
 	}
-	if err := sv.store.lock(); err == nil {
-		if err := sv.saveStatCacheLocked(); err != nil {
-			sv.log.Warn("checkpoint: writing the stat cache failed (the next start reads every file again)", "err", err)
-		}
-		sv.store.unlock()
-	}
+	// The stat cache is written once the calls waiting have gone on.
+	sv.bg.Add(1)
+	go sv.saveStatCache()
 	sv.log.Info("checkpoint: start-up checkpoint", "id", rec.ID, "duration", time.Since(t0).Round(time.Millisecond), "store", sv.store.Dir, "tracking", sv.sc.tracking())
 	// Reading a big tree leaves the heap grown with buffers no longer
 	// used: give them back now rather than hold them between calls.
@@ -207,6 +207,7 @@ func (sv *Service) Baseline() (done bool, read, total int64) {
 func (sv *Service) Close() {
 	sv.sc.stop.Store(true)
 	<-sv.ready
+	sv.bg.Wait()
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	if sv.closed {
@@ -240,6 +241,11 @@ func (sv *Service) StoreDir() string { return sv.store.Dir }
 // unless nothing changed since the last one. reason says what call
 // follows ("before bash: `make`").
 func (sv *Service) Auto(c Caller, reason func() string) error {
+	if done, _, _ := sv.Baseline(); !done {
+		// This call waits for the rest of the start-up checkpoint: no
+		// longer behind everything else.
+		sv.sc.hurryUp()
+	}
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	if sv.closed {
@@ -797,7 +803,17 @@ func (sv *Service) Restore(c Caller, id string, paths []string) (*Restored, erro
 	if err != nil {
 		return nil, err
 	}
-	before, _, err := sv.checkpointLocked(c, fixed("before restore to "+target.ID), "", true, false)
+	// The state before: restoring some paths, with changes tracked, the
+	// directories that hold them are listed again (every entry stat'ed,
+	// which also sees what inotify cannot report) on top of what the
+	// tracker reported, as `git checkout -- <paths>` looks only at its
+	// paths; a whole restore scans everything.
+	full := true
+	if f != nil && sv.sc.tracking() && sv.sc.scanned && !sv.sc.needFull {
+		sv.sc.markPaths(paths)
+		full = false
+	}
+	before, _, err := sv.checkpointLocked(c, fixed("before restore to "+target.ID), "", full, false)
 	if err != nil {
 		return nil, err
 	}

@@ -225,6 +225,28 @@ func (sv *Service) saveStatCacheLocked() error {
 	return sv.store.writeFile(statCacheName, data, false)
 }
 
+// saveStatCache writes the stat cache in the background: the tree is
+// encoded under the service's lock, compressed outside it, and written
+// under the store's.
+func (sv *Service) saveStatCache() {
+	defer sv.bg.Done()
+	sv.mu.Lock()
+	if sv.closed || !sv.sc.scanned {
+		sv.mu.Unlock()
+		return
+	}
+	raw := sv.sc.encodeStatCache()
+	sv.mu.Unlock()
+	data := sv.store.enc.EncodeAll(raw, make([]byte, 0, len(raw)/4))
+	if err := sv.store.lock(); err != nil {
+		return
+	}
+	defer sv.store.unlock()
+	if err := sv.store.writeFile(statCacheName, data, false); err != nil {
+		sv.log.Warn("checkpoint: writing the stat cache failed (the next start reads every file again)", "err", err)
+	}
+}
+
 // readStatCache loads the stat cache a previous process left, if any.
 func (sv *Service) readStatCache() {
 	data, err := os.ReadFile(filepath.Join(sv.store.Dir, statCacheName))

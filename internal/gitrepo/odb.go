@@ -6,6 +6,7 @@ import (
 	"compress/zlib"
 	"crypto/sha1"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,10 @@ type odb struct {
 	// loaded says the pack list was read; it is read again when an object
 	// is not found (a gc may have repacked).
 	loaded bool
+	// loose caches the names of each fan-out directory of loose objects
+	// (by its first byte), listed once and again on a miss: one read of
+	// a directory instead of a stat per object.
+	loose [256]map[ID]struct{}
 }
 
 type packFile struct {
@@ -141,22 +146,55 @@ func (o *odb) loosePath(dir string, id ID) string {
 }
 
 func (o *odb) has(id ID) bool {
-	for _, d := range o.dirs {
-		if _, err := os.Lstat(o.loosePath(d, id)); err == nil {
+	if !o.loaded {
+		o.loadPacks()
+	}
+	for _, p := range o.packs {
+		if _, ok := p.find(id); ok {
 			return true
 		}
 	}
-	for pass := 0; pass < 2; pass++ {
-		if !o.loaded || pass == 1 {
-			o.loadPacks()
+	if set := o.loose[id[0]]; set != nil {
+		if _, ok := set[id]; ok {
+			return true
 		}
-		for _, p := range o.packs {
-			if _, ok := p.find(id); ok {
-				return true
-			}
+	}
+	// A miss: list the fan-out directory again, then the packs.
+	o.listLoose(id[0])
+	if _, ok := o.loose[id[0]][id]; ok {
+		return true
+	}
+	o.loadPacks()
+	for _, p := range o.packs {
+		if _, ok := p.find(id); ok {
+			return true
 		}
 	}
 	return false
+}
+
+// listLoose reads the loose objects whose names start with b.
+func (o *odb) listLoose(b byte) {
+	set := map[ID]struct{}{}
+	pre := fmt.Sprintf("%02x", b)
+	for _, d := range o.dirs {
+		f, err := os.Open(filepath.Join(d, pre))
+		if err != nil {
+			continue
+		}
+		names, _ := f.Readdirnames(-1)
+		f.Close()
+		for _, n := range names {
+			var id ID
+			if len(n) != 38 {
+				continue
+			}
+			if _, err := hex.Decode(id[:], []byte(pre+n)); err == nil {
+				set[id] = struct{}{}
+			}
+		}
+	}
+	o.loose[b] = set
 }
 
 // blob reads a blob and checks that its content has its name.
