@@ -42,9 +42,6 @@ func openBeneath(dirfd int, rel string, flags int) (int, error) {
 func mtimeOf(st *unix.Stat_t) int64 { return st.Mtim.Nano() }
 func ctimeOf(st *unix.Stat_t) int64 { return st.Ctim.Nano() }
 
-// syncFS flushes the file system holding fd.
-func syncFS(fd int) error { return unix.Syncfs(fd) }
-
 // fchmodat changes the mode of name in dirfd without following a symlink
 // (fchmodat2, Linux 6.6; before it, through an O_PATH descriptor).
 func fchmodat(dirfd int, name string, mode uint32) error {
