@@ -386,10 +386,14 @@ func (s *Store) recoverJournal() (*journal, error) {
 const tempPrefix = ".boris-restore-"
 
 // afterRename runs after each file a restore puts in place, and
-// renameFault, when set, can fail the n-th (test hooks).
+// renameFault, when set, can fail the n-th (test hooks, as is
+// baselineGate).
 var (
 	afterRename = func() {}
 	renameFault func(n int) error
+	// baselineGate runs before the start-up checkpoint and may hold it
+	// (until stopped says boris is shutting down).
+	baselineGate = func(stopped func() bool) {}
 )
 
 // execute carries a plan out. before is the top tree of the current state

@@ -158,6 +158,7 @@ func cleanRoots(roots []string) []string {
 // first takes the checkpoint of the workspace as boris found it.
 func (sv *Service) first() {
 	defer close(sv.ready)
+	baselineGate(sv.sc.stop.Load)
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	if sv.closed {
