@@ -1,9 +1,5 @@
 package checkpoint
 
-import (
-	"strings"
-)
-
 // Op is what happened to a path between two checkpoints.
 type Op byte
 
@@ -51,11 +47,17 @@ func (f *pathFilter) covers(root, rel string) bool {
 		return true
 	}
 	for _, p := range f.byRoot[root] {
-		if p == "" || rel == p || strings.HasPrefix(rel, p+"/") {
+		if p == "" || rel == p || below(rel, p) {
 			return true
 		}
 	}
 	return false
+}
+
+// below says whether rel is inside the directory dir (without building
+// dir+"/": a restore of many paths asks this for every entry it visits).
+func below(rel, dir string) bool {
+	return len(rel) > len(dir) && rel[len(dir)] == '/' && rel[:len(dir)] == dir
 }
 
 // leads says whether something below the directory rel is in the filter.
@@ -64,7 +66,7 @@ func (f *pathFilter) leads(root, rel string) bool {
 		return true
 	}
 	for _, p := range f.byRoot[root] {
-		if p == "" || rel == "" || p == rel || strings.HasPrefix(p, rel+"/") || strings.HasPrefix(rel, p+"/") {
+		if p == "" || rel == "" || p == rel || below(p, rel) || below(rel, p) {
 			return true
 		}
 	}
