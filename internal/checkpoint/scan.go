@@ -821,6 +821,29 @@ func findFS(es []fsEntry, name string) *fsEntry {
 	return nil
 }
 
+// countFiles counts the files of the tree.
+func (sc *scanner) countFiles() int {
+	n := 0
+	var walkNode func(d *dirNode)
+	walkNode = func(d *dirNode) {
+		for i := range d.entries {
+			e := &d.entries[i]
+			switch {
+			case e.sub != nil:
+				walkNode(e.sub)
+			case (e.Kind == KindFile || e.Kind == KindLarge) && !e.ghost:
+				n++
+			}
+		}
+	}
+	for _, r := range sc.roots {
+		if r.node != nil {
+			walkNode(r.node)
+		}
+	}
+	return n
+}
+
 // checkStored walks the whole tree and queues for storing every file and
 // tree the store does not hold (after a failed write, or when another
 // process collected garbage).

@@ -88,6 +88,8 @@ type Service struct {
 	// cachedFiles is how many files the stat cache of the last run
 	// named.
 	cachedFiles int
+	// openBytes is the store's size when it was opened.
+	openBytes int64
 	// bg counts what runs in the background (the stat cache being
 	// written); Close waits for it.
 	bg sync.WaitGroup
@@ -111,6 +113,7 @@ func Open(opts Options) (*Service, error) {
 		st.Close()
 		return nil, err
 	}
+	sv.openBytes = st.size
 	j, jerr := st.recoverJournal()
 	st.unlock()
 	if jerr != nil {
@@ -182,11 +185,24 @@ func (sv *Service) first() {
 	// The stat cache is written once the calls waiting have gone on.
 	sv.bg.Add(1)
 	go sv.saveStatCache()
-	sv.log.Info("checkpoint: start-up checkpoint", "id", rec.ID, "duration", time.Since(t0).Round(time.Millisecond), "store", sv.store.Dir, "tracking", sv.sc.tracking())
+	var size int64
+	if sv.store.lock() == nil {
+		size = sv.store.size
+		sv.store.unlock()
+	}
+	n := sv.sc.countFiles()
+	sv.log.Info("checkpoint: start-up checkpoint taken", "id", rec.ID, "duration", time.Since(t0).Round(time.Millisecond),
+		"files", n, "borrowed_from_git", sv.sc.borrowed, "read", sv.sc.copied, "unchanged_since_last_run", max(n-sv.sc.borrowed-sv.sc.copied, 0),
+		"store", sv.store.Dir, "store_bytes", files.HumanSize(size), "max_bytes", files.HumanSize(sv.opts.MaxBytes), "tracking", sv.sc.tracking())
 	// Reading a big tree leaves the heap grown with buffers no longer
 	// used: give them back now rather than hold them between calls.
 	debug.FreeOSMemory()
 }
+
+// Holding says what the store held when it was opened: its bytes (every
+// checkpoint of this workspace, from earlier runs) and how many files the
+// last run recorded (0: none, or no stat cache).
+func (sv *Service) Holding() (bytes int64, files int) { return sv.openBytes, sv.cachedFiles }
 
 // Ready is closed once the start-up checkpoint is done.
 func (sv *Service) Ready() <-chan struct{} { return sv.ready }
