@@ -436,7 +436,15 @@ func openCheckpoints(cfg *config.Config, policy *scope.Policy, logger *slog.Logg
 	if err != nil {
 		return nil, fmt.Errorf("checkpoints: %w (set --checkpoint-dir to another directory, or --checkpoints off)", err)
 	}
-	logger.Info("checkpoints on", "store", sv.StoreDir(), "max_bytes", cfg.CheckpointMaxBytes, "max_file_size", cfg.CheckpointMaxFileSize)
+	// What checkpoints cost, where they live and how to turn them off,
+	// in the start-up log (the start-up checkpoint's own line follows once
+	// it is taken, with the files it borrowed from git and read).
+	held, recorded := sv.Holding()
+	logger.Info("checkpoints on: the workspace is recorded before every call that can change it",
+		"store", sv.StoreDir(), "store_bytes", files.HumanSize(held), "files_recorded", recorded,
+		"max_bytes", files.HumanSize(cfg.CheckpointMaxBytes), "max_file_size", files.HumanSize(cfg.CheckpointMaxFileSize),
+		"cost", "a git work tree: what git status costs, its tracked files borrowed from git; otherwise a compressed copy, read in the background, then only what changed",
+		"off", "--checkpoints off")
 	return sv, nil
 }
 
