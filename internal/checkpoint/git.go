@@ -32,6 +32,8 @@ type gitRepo struct {
 	// to convert working files: nothing of the repository is borrowed
 	// from then on.
 	converts atomic.Bool
+	// warned says an unreadable index was logged (once per repository).
+	warned bool
 }
 
 // usable says whether the repository's blobs can stand for its files.
@@ -48,8 +50,7 @@ type gitState struct {
 	mu    sync.Mutex
 	repos map[string]*gitRepo // by work tree top
 	// idx is each repository's index as read for the current scan.
-	idx map[*gitRepo]*gitrepo.Index
-	// borrowed and copied count the files of the last store pass.
+	idx  map[*gitRepo]*gitrepo.Index
 	logf func(string, ...any)
 }
 
@@ -122,7 +123,10 @@ func (g *gitState) index(gr *gitRepo) *gitrepo.Index {
 	}
 	x, err := gr.r.Index()
 	if err != nil {
-		g.logf("checkpoint: the index of %s does not read (%v); its files are copied", gr.r.Top, err)
+		if !gr.warned {
+			gr.warned = true
+			g.logf("checkpoint: the index of %s does not read (%v); its files are copied", gr.r.Top, err)
+		}
 		x = nil
 	}
 	g.idx[gr] = x

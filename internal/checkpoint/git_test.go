@@ -218,3 +218,39 @@ func TestRestartIsAStatWalk(t *testing.T) {
 		})
 	}
 }
+
+// TestGitSubdirAndNested: a workspace that is a directory inside a work
+// tree borrows by its path in the work tree, and a repository nested in
+// the workspace (a submodule, a clone) borrows from its own index.
+func TestGitSubdirAndNested(t *testing.T) {
+	top := gitTree(t, 20)
+	root := filepath.Join(top, "d2")
+	nested := filepath.Join(root, "vendor")
+	if err := os.MkdirAll(nested, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitCmd(t, nested, "init", "-q")
+	for i := 0; i < 5; i++ {
+		write(t, filepath.Join(nested, fmt.Sprintf("v%d.go", i)), fmt.Sprintf("package v // %d\n", i), 0o644)
+	}
+	gitCmd(t, nested, "add", "-A")
+	gitCmd(t, nested, "commit", "-qm", "v")
+	time.Sleep(2 * racyWindow)
+	gitCmd(t, nested, "update-index", "--refresh")
+	sv := openTest(t, root, 1<<30)
+	// d2 holds 4 of the 20 files; vendor's 5 come from its own index.
+	if sv.sc.borrowed != 9 || sv.sc.copied != 0 {
+		t.Fatalf("%d borrowed, %d read; want 9 and 0", sv.sc.borrowed, sv.sc.copied)
+	}
+	c := &testCaller{id: "s", key: "k"}
+	skip := func(rel string) bool { return rel == "vendor/.git" || strings.HasPrefix(rel, "vendor/.git/") }
+	base := fsState(t, root, skip)
+	os.Remove(filepath.Join(nested, "v1.go"))
+	write(t, filepath.Join(root, "f2.txt"), "changed\n", 0o644)
+	if _, err := sv.Restore(c, "c1", nil); err != nil {
+		t.Fatal(err)
+	}
+	if d := diffStates(base, fsState(t, root, skip)); len(d) > 0 {
+		t.Fatalf("restore: %v", d)
+	}
+}
