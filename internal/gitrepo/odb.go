@@ -25,6 +25,8 @@ type odb struct {
 	// loaded says the pack list was read; it is read again when an object
 	// is not found (a gc may have repacked).
 	loaded bool
+	// retired are packs git deleted, kept open (see loadPacks).
+	retired []*packFile
 	// loose caches the names of each fan-out directory of loose objects
 	// (by its first byte), listed once and again on a miss: one read of
 	// a directory instead of a stat per object.
@@ -75,20 +77,69 @@ func (o *odb) close() {
 	for _, p := range o.packs {
 		p.f.Close()
 	}
-	o.packs, o.loaded = nil, false
+	for _, p := range o.retired {
+		p.f.Close()
+	}
+	o.packs, o.retired, o.loaded = nil, nil, false
 }
 
+// maxRetired bounds the packs kept open after git deleted them.
+const maxRetired = 8
+
+// loadPacks reads the pack list again. A pack already open is kept as it
+// is; one whose files are gone (git gc repacked or pruned) stays open, its
+// objects still readable through the open descriptor, so that a blob a
+// checkpoint borrowed can still be copied once its file changed — up to
+// maxRetired such packs, the oldest closed first (the disk space of a pack
+// kept open is freed when it is closed).
 func (o *odb) loadPacks() {
-	o.close()
 	o.loaded = true
+	old := map[string]*packFile{}
+	for _, p := range o.packs {
+		old[p.path] = p
+	}
+	var packs []*packFile
 	for _, d := range o.dirs {
 		idxs, _ := filepath.Glob(filepath.Join(d, "pack", "pack-*.idx"))
 		for _, idx := range idxs {
+			path := strings.TrimSuffix(idx, ".idx") + ".pack"
+			if p, ok := old[path]; ok && samePack(p) {
+				packs = append(packs, p)
+				delete(old, path)
+				continue
+			}
 			if p, err := openPack(idx); err == nil {
-				o.packs = append(o.packs, p)
+				packs = append(packs, p)
 			}
 		}
 	}
+	for _, p := range old {
+		o.retired = append(o.retired, p)
+	}
+	for len(o.retired) > maxRetired {
+		o.retired[0].f.Close()
+		o.retired = o.retired[1:]
+	}
+	o.packs = packs
+}
+
+// samePack says whether an open pack's file is still the one at its path.
+func samePack(p *packFile) bool {
+	a, err := p.f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(p.path)
+	return err == nil && os.SameFile(a, b)
+}
+
+// all is every pack to look in: the present ones, then those git deleted
+// that are still open.
+func (o *odb) all() []*packFile {
+	if len(o.retired) == 0 {
+		return o.packs
+	}
+	return append(append([]*packFile(nil), o.packs...), o.retired...)
 }
 
 func openPack(idxPath string) (*packFile, error) {
@@ -149,7 +200,7 @@ func (o *odb) has(id ID) bool {
 	if !o.loaded {
 		o.loadPacks()
 	}
-	for _, p := range o.packs {
+	for _, p := range o.all() {
 		if _, ok := p.find(id); ok {
 			return true
 		}
@@ -165,7 +216,7 @@ func (o *odb) has(id ID) bool {
 		return true
 	}
 	o.loadPacks()
-	for _, p := range o.packs {
+	for _, p := range o.all() {
 		if _, ok := p.find(id); ok {
 			return true
 		}
@@ -249,7 +300,7 @@ func (o *odb) object(id ID, depth int) (int, []byte, error) {
 		if !o.loaded || pass == 1 {
 			o.loadPacks()
 		}
-		for _, p := range o.packs {
+		for _, p := range o.all() {
 			if off, ok := p.find(id); ok {
 				return o.packed(p, off, depth)
 			}

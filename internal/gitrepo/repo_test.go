@@ -284,3 +284,40 @@ func TestWorktree(t *testing.T) {
 		}
 	}
 }
+
+// TestBlobOutlivesGC: a blob read from a pack once stays readable after
+// git made it unreachable and gc deleted that pack, through the pack's
+// open descriptor.
+func TestBlobOutlivesGC(t *testing.T) {
+	dir, files := makeRepo(t)
+	git(t, dir, "gc", "-q", "--prune=now")
+	r, err := Open(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	want := files["d0/f0.txt"]
+	id := BlobID(want)
+	if !r.Has(id) {
+		t.Fatal("blob not found before gc")
+	}
+	// A history without that version, everything else dropped.
+	writeFile(t, filepath.Join(dir, "d0/f0.txt"), []byte("new\n"))
+	git(t, dir, "checkout", "-q", "--orphan", "fresh")
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-qm", "fresh")
+	git(t, dir, "branch", "-q", "-D", "master")
+	git(t, dir, "reflog", "expire", "--expire=now", "--all")
+	git(t, dir, "gc", "-q", "--prune=now")
+	if out := exec.Command("git", "-C", dir, "cat-file", "-e", id.String()).Run(); out == nil {
+		t.Fatal("git still has the blob: the test proves nothing")
+	}
+	// Finding an object of the new pack reads the pack list again.
+	if !r.Has(BlobID([]byte("new\n"))) {
+		t.Fatal("the new version is not found")
+	}
+	got, err := r.Blob(id)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("after gc: %v", err)
+	}
+}
