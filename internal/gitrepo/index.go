@@ -135,6 +135,9 @@ func parseIndex(b []byte) (*Index, error) {
 		return nil, fmt.Errorf("%w: index version %d", ErrUnsupported, version)
 	}
 	count := binary.BigEndian.Uint32(b[8:])
+	if uint64(count) > uint64(len(b))/62 {
+		return nil, fmt.Errorf("%w: %d entries cannot fit in %d bytes", ErrUnsupported, count, len(b))
+	}
 	x := &Index{entries: make([]Entry, 0, count)}
 	p := b[12 : len(b)-20]
 	var prev []byte
@@ -169,7 +172,7 @@ func parseIndex(b []byte) (*Index, error) {
 			// The name is the previous one minus a number of bytes, plus
 			// a NUL-terminated suffix.
 			strip, n := gitVarint(p[off:])
-			if n <= 0 || int(strip) > len(prev) {
+			if n <= 0 || strip > uint64(len(prev)) {
 				return nil, fmt.Errorf("%w: bad path compression", ErrUnsupported)
 			}
 			off += n
