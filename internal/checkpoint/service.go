@@ -574,6 +574,10 @@ func (sv *Service) listEarly(c Caller, read, total int64) (*Listing, error) {
 	for i := len(recs) - 1; i >= 0; i-- {
 		l.Checkpoints = append(l.Checkpoints, recs[i])
 	}
+	if sv.interrupted != "" {
+		// Set by Open, before the start-up checkpoint began.
+		l.Notes = append(l.Notes, sv.interrupted)
+	}
 	note := "the start-up checkpoint is being taken (listing the workspace)"
 	if total > 0 {
 		note = fmt.Sprintf("the start-up checkpoint is being taken: %d of %d files read", read, total)
