@@ -91,8 +91,10 @@ type Service struct {
 	// openBytes is the store's size when it was opened.
 	openBytes int64
 	// bg counts what runs in the background (the stat cache being
-	// written); Close waits for it.
-	bg sync.WaitGroup
+	// written); Close closes closing and waits for it.
+	bg        sync.WaitGroup
+	closing   chan struct{}
+	closeOnce sync.Once
 }
 
 // Open opens (or creates) the workspace's store, cleans up after a
@@ -108,7 +110,7 @@ func Open(opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	sv := &Service{opts: opts, log: opts.Logger, store: st, ready: make(chan struct{})}
+	sv := &Service{opts: opts, log: opts.Logger, store: st, ready: make(chan struct{}), closing: make(chan struct{})}
 	if err := st.lock(); err != nil {
 		st.Close()
 		return nil, err
@@ -184,7 +186,18 @@ func (sv *Service) first() {
 	}
 	// The stat cache is written once the calls waiting have gone on.
 	sv.bg.Add(1)
-	go sv.saveStatCache()
+	go func() {
+		// A second later, behind everything else: encoding the tree holds
+		// the service's lock, which the first calls should not wait for.
+		defer sv.bg.Done()
+		select {
+		case <-time.After(time.Second):
+		case <-sv.closing:
+			return // Close writes it
+		}
+		lowerPriority()
+		sv.saveStatCache()
+	}()
 	var size int64
 	if sv.store.lock() == nil {
 		size = sv.store.size
@@ -224,6 +237,7 @@ func (sv *Service) Baseline() (done bool, read, total int64) {
 func (sv *Service) Close() {
 	sv.sc.stop.Store(true)
 	<-sv.ready
+	sv.closeOnce.Do(func() { close(sv.closing) })
 	sv.bg.Wait()
 	sv.mu.Lock()
 	defer sv.mu.Unlock()

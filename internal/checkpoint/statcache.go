@@ -13,8 +13,8 @@ import (
 // blob) — kept with the store, so that the next process to start on the
 // same workspace scans it as this one would: it stats every entry and
 // reads only the files whose stat data changed, as git's index spares
-// `git status` from reading files. It is written after the start-up
-// checkpoint and at shutdown; a process killed in between leaves the
+// `git status` from reading files. It is written a second after the
+// start-up checkpoint (at a low priority) and at shutdown; a process killed in between leaves the
 // older one, which is only slower (the files changed since are read
 // again), never wrong: an entry is trusted only when the file's stat data
 // are still those recorded, and entries that were racy when recorded are
@@ -229,7 +229,6 @@ func (sv *Service) saveStatCacheLocked() error {
 // encoded under the service's lock, compressed outside it, and written
 // under the store's.
 func (sv *Service) saveStatCache() {
-	defer sv.bg.Done()
 	sv.mu.Lock()
 	if sv.closed || !sv.sc.scanned {
 		sv.mu.Unlock()

@@ -163,7 +163,10 @@ func OpenStore(parent string, roots []string) (*Store, error) {
 		}
 	}
 	if _, err := os.Stat(filepath.Join(s.Dir, "roots")); err != nil {
-		if err := s.writeFile("roots", []byte(strings.Join(roots, "\n")+"\n"), true); err != nil {
+		// Not flushed (two syncs a first start would wait for): after a
+		// power loss a store may lack it, and is then never taken for
+		// another workspace's to remove — it is only this one's.
+		if err := s.writeFile("roots", []byte(strings.Join(roots, "\n")+"\n"), false); err != nil {
 			s.Close()
 			return nil, err
 		}
@@ -558,7 +561,13 @@ func (b *batch) put(h Hash, kind byte, raw, scratch []byte) ([]byte, error) {
 	if !b.reserve(h) {
 		return scratch, nil
 	}
-	codec, stored := b.encode(raw, scratch)
+	// Trees are stored as they are: they are mostly hashes, which do not
+	// compress, and compressing the thousands a start-up checkpoint
+	// stores cost it more CPU than the rest of its work on them.
+	codec, stored := codecRaw, raw
+	if kind != objTree {
+		codec, stored = b.encode(raw, scratch)
+	}
 	if codec == codecZstd {
 		scratch = stored
 	}
