@@ -282,8 +282,10 @@ const (
 	objRefDelta = 7
 )
 
-// maxObject bounds what one object may inflate to.
-const maxObject = 1 << 30
+// maxObject bounds what one object (or a delta's base) may inflate to: the
+// sizes come from files of the work tree's repository, which whoever can
+// write there controls. Checkpoints borrow files of up to 32 MB by default.
+const maxObject = 256 << 20
 
 func (o *odb) object(id ID, depth int) (int, []byte, error) {
 	if depth > 10000 {
