@@ -43,8 +43,8 @@ func (g *gitRepo) usable() bool { return g != nil && g.r != nil && !g.converts.L
 // workspace.
 type gitState struct {
 	home string
-	// off disables borrowing (tests, and the environment variable
-	// BORIS_CHECKPOINT_GIT=off).
+	// off disables borrowing (Options.NoGit); home is the user's home
+	// directory (Options.Home).
 	off bool
 
 	mu    sync.Mutex
@@ -55,8 +55,7 @@ type gitState struct {
 }
 
 func newGitState(logf func(string, ...any)) *gitState {
-	home, _ := os.UserHomeDir()
-	return &gitState{home: home, repos: map[string]*gitRepo{}, idx: map[*gitRepo]*gitrepo.Index{}, logf: logf, off: os.Getenv("BORIS_CHECKPOINT_GIT") == "off"}
+	return &gitState{repos: map[string]*gitRepo{}, idx: map[*gitRepo]*gitrepo.Index{}, logf: logf}
 }
 
 // repoAt returns the repository whose work tree top is dir.

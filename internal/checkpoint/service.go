@@ -46,6 +46,12 @@ type Options struct {
 	// whose content is kept.
 	MaxBytes, MaxFileSize int64
 	Logger                *slog.Logger
+	// NoGit turns borrowing from git off: every file is read and copied.
+	NoGit bool
+	// Home is the user's home directory, whose git configuration and
+	// attributes say whether working files may differ from their blobs
+	// ("": only the repository's and the system's are read).
+	Home string
 }
 
 // Caller is the session a call comes from.
@@ -128,6 +134,7 @@ func Open(opts Options) (*Service, error) {
 	}
 	st.RemoveOrphans()
 	sv.sc = newScanner(roots, opts.Policy, opts.MaxFileSize, func(f string, a ...any) { sv.log.Warn(fmt.Sprintf(f, a...)) })
+	sv.sc.git.off, sv.sc.git.home = opts.NoGit, opts.Home
 	st.ext = func(h Hash) ([]byte, error) {
 		id, _ := h.gitID()
 		return sv.sc.git.blob(id)
