@@ -155,7 +155,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		}
 		sessOpts.Runner = shell.NewRunner(cfg.Shell, shell.Environ(os.Environ()), opts)
 	}
-	ckpt, err := openCheckpoints(cfg, policy, logger)
+	ckpt, err := openCheckpoints(cfg, policy, logger, getenv)
 	if err != nil {
 		return err
 	}
@@ -417,7 +417,7 @@ func buildSandbox(cfg *config.Config, policy *scope.Policy, getenv func(string) 
 // openCheckpoints opens the workspace's checkpoint store (nil when
 // checkpoints are off or no directory could be used for them; the
 // checkpoint tool then says why).
-func openCheckpoints(cfg *config.Config, policy *scope.Policy, logger *slog.Logger) (*checkpoint.Service, error) {
+func openCheckpoints(cfg *config.Config, policy *scope.Policy, logger *slog.Logger, getenv func(string) string) (*checkpoint.Service, error) {
 	if !cfg.Checkpoints || cfg.CheckpointDir == "" {
 		return nil, nil
 	}
@@ -432,6 +432,9 @@ func openCheckpoints(cfg *config.Config, policy *scope.Policy, logger *slog.Logg
 		MaxBytes:    cfg.CheckpointMaxBytes,
 		MaxFileSize: cfg.CheckpointMaxFileSize,
 		Logger:      logger,
+		// An escape hatch, not a flag: files git holds are copied too.
+		NoGit: getenv("BORIS_CHECKPOINT_GIT") == "off",
+		Home:  getenv("HOME"),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("checkpoints: %w (set --checkpoint-dir to another directory, or --checkpoints off)", err)
