@@ -284,6 +284,9 @@ func (sv *Service) Auto(c Caller, reason func() string) error {
 		// longer behind everything else.
 		sv.sc.hurryUp()
 	}
+	// The start-up checkpoint comes first, whichever goroutine takes the
+	// lock first.
+	<-sv.ready
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	if sv.closed {
