@@ -271,6 +271,12 @@ func TestCheckpointStartupWait(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("the call did not run once the start-up checkpoint was taken")
 	}
+	// The start-up checkpoint is c1, the first: the call waited for it
+	// rather than taking one of its own first.
+	list := mustOK(t, cs, "checkpoint", map[string]any{"action": "list"})
+	if !regexp.MustCompile(`(?m)^c1 .*at start-up`).MatchString(list) || strings.Contains(list, "before bash") {
+		t.Fatalf("the checkpoints after the call:\n%s", list)
+	}
 	diff := mustOK(t, cs, "checkpoint", map[string]any{"action": "diff", "from": "c1"})
 	if got := diffPaths(t, diff); len(got) != 1 || got[0] != "a.txt" || !strings.Contains(diff, "-needle") {
 		t.Fatalf("diff from the start-up checkpoint:\n%s", diff)
