@@ -204,6 +204,8 @@ type packWriter struct {
 	off     int64
 	entries []packEntry
 	hdr     []byte
+	// noSync leaves the flush to the caller (see batch.lazy).
+	noSync bool
 }
 
 func newPackWriter(f *os.File) (*packWriter, error) {
@@ -258,6 +260,9 @@ func (pw *packWriter) finish() error {
 		return err
 	}
 	pw.off += int64(len(idx)) + trailerLen
+	if pw.noSync {
+		return nil
+	}
 	return pw.f.Sync()
 }
 

@@ -400,6 +400,7 @@ func (sv *Service) storeLocked() (Hash, error) {
 		sv.sc.checkStored(sv.held)
 	}
 	b := st.newBatch(st.budget(sv.opts.MaxBytes))
+	b.lazy = sv.sc.lowPriority // the start-up checkpoint
 	root, err := sv.sc.store(b)
 	if err == nil {
 		err = b.commit()

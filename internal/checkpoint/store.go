@@ -106,6 +106,11 @@ type Store struct {
 	// read); checkpoints name such blobs until their files change.
 	ext func(Hash) ([]byte, error)
 
+	// syncing is closed once a lazily committed pack is flushed;
+	// flushing counts such flushes (Close waits for them).
+	syncing  chan struct{}
+	flushing sync.WaitGroup
+
 	treeCache map[Hash][]Entry
 	// sibCache is what the other stores of the directory took when last
 	// counted.
@@ -176,6 +181,7 @@ func OpenStore(parent string, roots []string) (*Store, error) {
 
 // Close releases the store's files.
 func (s *Store) Close() {
+	s.flushing.Wait()
 	for _, p := range s.packs {
 		p.close()
 	}
@@ -213,11 +219,20 @@ func (s *Store) lock() error {
 		s.mu.Unlock()
 		return err
 	}
+	s.waitSync()
 	if err := s.refresh(); err != nil {
 		s.unlock()
 		return err
 	}
 	return nil
+}
+
+// waitSync waits for a lazily committed pack to be flushed (s.mu held).
+func (s *Store) waitSync() {
+	if s.syncing != nil {
+		<-s.syncing
+		s.syncing = nil
+	}
 }
 
 func (s *Store) unlock() {
@@ -504,6 +519,13 @@ type batch struct {
 	// bigEnc compresses the big objects of this batch (see bigObject).
 	encOnce sync.Once
 	bigEnc  *zstd.Encoder
+	// lazy commits the pack without waiting for the disk: the start-up
+	// checkpoint's, which the first call that can change the workspace
+	// waits for. Its record may then be written before the pack is on
+	// the disk — after a power loss at that moment the start-up
+	// checkpoint can be unreadable, never another one, as every later
+	// operation waits for the flush (Store.syncing).
+	lazy bool
 }
 
 // errTooLarge is returned by put once a batch grows past its limit.
@@ -611,6 +633,7 @@ func (b *batch) commit() error {
 	if b.pw == nil {
 		return nil
 	}
+	b.pw.noSync = b.lazy
 	err := b.pw.finish()
 	if cerr := b.f.Close(); err == nil {
 		err = cerr
@@ -626,7 +649,23 @@ func (b *batch) commit() error {
 		b.abort()
 		return err
 	}
-	if err := syncDir(b.s.Dir); err != nil {
+	if b.lazy {
+		// Flushed in the background; the next operation on the store
+		// (lock) waits for it, so no later record can be written before.
+		done := make(chan struct{})
+		b.s.syncing = done
+		dir := b.s.Dir
+		b.s.flushing.Add(1)
+		go func() {
+			defer b.s.flushing.Done()
+			defer close(done)
+			if f, err := os.Open(final); err == nil {
+				_ = f.Sync()
+				f.Close()
+			}
+			_ = syncDir(dir)
+		}()
+	} else if err := syncDir(b.s.Dir); err != nil {
 		_ = os.Remove(final)
 		return err
 	}
