@@ -26,7 +26,15 @@
 // adds to ignore everything at the top, is dropped so the ~78k files
 // count, for git and boris alike).
 //
+// -start measures instead what a start costs (start.go): the first call
+// that can change the tree and a second start on the same store, on the
+// tree committed to git and on the same tree without git, each against a
+// warm `git status` in the same rounds; the store's size; a restore of
+// 100 files against `git checkout -- <files>`; a call that changes
+// nothing.
+//
 //	go run ./bench/checkpoint [-trees repo,linux] [-n 5] [-calls 200] [-linux-tar /usr/src/linux-source-6.1.tar.xz] [-linux-dir DIR]
+//	go run ./bench/checkpoint -start [-trees repo,linux] [-n 5] [-linux-dir DIR] [-linux-git DIR]
 package main
 
 import (
@@ -62,7 +70,13 @@ func main() {
 	calls := flag.Int("calls", 200, "bash calls per server for the per-call cost")
 	linuxTar := flag.String("linux-tar", "/usr/src/linux-source-6.1.tar.xz", "the linux-source tarball (apt-get install linux-source-6.1)")
 	linuxDir := flag.String("linux-dir", "", "an unpacked linux tree to copy instead of unpacking the tarball")
+	linuxGit := flag.String("linux-git", "", "-start: the same linux tree committed to git (made from -linux-dir when not given)")
+	start := flag.Bool("start", false, "measure what a start costs (see start.go) instead")
 	flag.Parse()
+	if *start {
+		startMain(*trees, *n, *linuxTar, *linuxDir, *linuxGit)
+		return
+	}
 
 	tmp, bin := kit.Build("boris-bench-checkpoint")
 	defer os.RemoveAll(tmp)

@@ -164,7 +164,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		}
 		sessOpts.Runner = shell.NewRunner(cfg.Shell, shell.Environ(os.Environ()), opts)
 	}
-	ckpt, err := openCheckpoints(cfg, policy, logger)
+	ckpt, err := openCheckpoints(cfg, policy, logger, getenv)
 	if err != nil {
 		return err
 	}
@@ -460,7 +460,7 @@ func buildSandbox(cfg *config.Config, policy *scope.Policy, getenv func(string) 
 // openCheckpoints opens the workspace's checkpoint store (nil when
 // checkpoints are off or no directory could be used for them; the
 // checkpoint tool then says why).
-func openCheckpoints(cfg *config.Config, policy *scope.Policy, logger *slog.Logger) (*checkpoint.Service, error) {
+func openCheckpoints(cfg *config.Config, policy *scope.Policy, logger *slog.Logger, getenv func(string) string) (*checkpoint.Service, error) {
 	if !cfg.Checkpoints || cfg.CheckpointDir == "" {
 		return nil, nil
 	}
@@ -475,11 +475,22 @@ func openCheckpoints(cfg *config.Config, policy *scope.Policy, logger *slog.Logg
 		MaxBytes:    cfg.CheckpointMaxBytes,
 		MaxFileSize: cfg.CheckpointMaxFileSize,
 		Logger:      logger,
+		// An escape hatch, not a flag: files git holds are copied too.
+		NoGit: getenv("BORIS_CHECKPOINT_GIT") == "off",
+		Home:  getenv("HOME"),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("checkpoints: %w (set --checkpoint-dir to another directory, or --checkpoints off)", err)
 	}
-	logger.Info("checkpoints on", "store", sv.StoreDir(), "max_bytes", cfg.CheckpointMaxBytes, "max_file_size", cfg.CheckpointMaxFileSize)
+	// What checkpoints cost, where they live and how to turn them off,
+	// in the start-up log (the start-up checkpoint's own line follows once
+	// it is taken, with the files it borrowed from git and read).
+	held, recorded := sv.Holding()
+	logger.Info("checkpoints on: the workspace is recorded before every call that can change it",
+		"store", sv.StoreDir(), "store_bytes", files.HumanSize(held), "files_recorded", recorded,
+		"max_bytes", files.HumanSize(cfg.CheckpointMaxBytes), "max_file_size", files.HumanSize(cfg.CheckpointMaxFileSize),
+		"cost", "a git work tree: what git status costs, its tracked files borrowed from git; otherwise a compressed copy, read in the background, then only what changed",
+		"off", "--checkpoints off")
 	return sv, nil
 }
 

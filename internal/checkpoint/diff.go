@@ -1,9 +1,5 @@
 package checkpoint
 
-import (
-	"strings"
-)
-
 // Op is what happened to a path between two checkpoints.
 type Op byte
 
@@ -51,11 +47,17 @@ func (f *pathFilter) covers(root, rel string) bool {
 		return true
 	}
 	for _, p := range f.byRoot[root] {
-		if p == "" || rel == p || strings.HasPrefix(rel, p+"/") {
+		if p == "" || rel == p || below(rel, p) {
 			return true
 		}
 	}
 	return false
+}
+
+// below says whether rel is inside the directory dir (without building
+// dir+"/": a restore of many paths asks this for every entry it visits).
+func below(rel, dir string) bool {
+	return len(rel) > len(dir) && rel[len(dir)] == '/' && rel[:len(dir)] == dir
 }
 
 // leads says whether something below the directory rel is in the filter.
@@ -64,7 +66,7 @@ func (f *pathFilter) leads(root, rel string) bool {
 		return true
 	}
 	for _, p := range f.byRoot[root] {
-		if p == "" || rel == "" || p == rel || strings.HasPrefix(p, rel+"/") || strings.HasPrefix(rel, p+"/") {
+		if p == "" || rel == "" || p == rel || below(p, rel) || below(rel, p) {
 			return true
 		}
 	}
@@ -191,11 +193,32 @@ func (d *differ) dirs(root, rel string, ha, hb Hash) error {
 			}
 			return d.side(root, p, eb, Added)
 		}
-		if d.f.covers(root, p) {
+		if d.f.covers(root, p) && !d.sameBytes(ea, eb) {
 			d.out = append(d.out, Change{Root: root, Rel: p, Op: Modified, Old: ea, New: eb})
 		}
 		return nil
 	})
+}
+
+// sameBytes says whether two file entries that name their content
+// differently — one by the git blob, one by its SHA-256 — hold the same
+// bytes: a tracked file recorded while git's index vouched for it and
+// again once it did not.
+func (d *differ) sameBytes(a, b *Entry) bool {
+	if a.Kind != KindFile || b.Kind != KindFile || a.Size != b.Size || a.Mode != b.Mode {
+		return false
+	}
+	_, ga := a.Hash.gitID()
+	_, gb := b.Hash.gitID()
+	if ga == gb {
+		return false
+	}
+	x, err := d.s.read(a.Hash)
+	if err != nil {
+		return false
+	}
+	y, err := d.s.read(b.Hash)
+	return err == nil && string(x) == string(y)
 }
 
 // side reports an entry present on one side only: a directory by its

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"runtime"
 	"strconv"
 	"sync/atomic"
 
@@ -41,9 +42,6 @@ func openBeneath(dirfd int, rel string, flags int) (int, error) {
 func mtimeOf(st *unix.Stat_t) int64 { return st.Mtim.Nano() }
 func ctimeOf(st *unix.Stat_t) int64 { return st.Ctim.Nano() }
 
-// syncFS flushes the file system holding fd.
-func syncFS(fd int) error { return unix.Syncfs(fd) }
-
 // fchmodat changes the mode of name in dirfd without following a symlink
 // (fchmodat2, Linux 6.6; before it, through an O_PATH descriptor).
 func fchmodat(dirfd int, name string, mode uint32) error {
@@ -64,4 +62,19 @@ func fchmodat(dirfd int, name string, mode uint32) error {
 		return unix.ELOOP
 	}
 	return unix.Fchmodat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), mode, 0)
+}
+
+// lowerPriority runs the calling goroutine, to its end, on a thread of its
+// own at nice 10 (or the process's, if lower) and the lowest best-effort
+// I/O priority: the thread is never handed back (no UnlockOSThread), so
+// it ends with the goroutine and no other goroutine inherits it.
+func lowerPriority() {
+	runtime.LockOSThread()
+	tid := unix.Gettid()
+	// The raw getpriority answers 20 - nice.
+	if p, err := unix.Getpriority(unix.PRIO_PROCESS, tid); err == nil && 20-p < 10 {
+		_ = unix.Setpriority(unix.PRIO_PROCESS, tid, 10)
+	}
+	const ioprioWhoProcess, ioprioClassBE = 1, 2
+	_, _, _ = unix.Syscall(unix.SYS_IOPRIO_SET, ioprioWhoProcess, uintptr(tid), ioprioClassBE<<13|7)
 }

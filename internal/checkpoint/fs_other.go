@@ -16,10 +16,10 @@ func openBeneath(dirfd int, rel string, flags int) (int, error) {
 func mtimeOf(st *unix.Stat_t) int64 { return st.Mtim.Nano() }
 func ctimeOf(st *unix.Stat_t) int64 { return st.Ctim.Nano() }
 
-// syncFS flushes what is written (no syncfs here: everything).
-func syncFS(int) error { unix.Sync(); return nil }
-
 // fchmodat changes the mode of name in dirfd without following a symlink.
 func fchmodat(dirfd int, name string, mode uint32) error {
 	return unix.Fchmodat(dirfd, name, mode, unix.AT_SYMLINK_NOFOLLOW)
 }
+
+// lowerPriority does nothing here.
+func lowerPriority() {}

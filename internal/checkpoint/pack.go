@@ -191,7 +191,7 @@ func readRecord(l loc, want Hash, dec *zstd.Decoder) (kind byte, data []byte, er
 	default:
 		return 0, nil, fmt.Errorf("object %s: unknown codec %d", want, codec)
 	}
-	if uint64(len(data)) != raw || hashOf(data) != want {
+	if uint64(len(data)) != raw || !contentMatches(want, data) {
 		return 0, nil, fmt.Errorf("object %s: content does not match its hash (the store is damaged)", want)
 	}
 	return kind, data, nil
@@ -204,6 +204,8 @@ type packWriter struct {
 	off     int64
 	entries []packEntry
 	hdr     []byte
+	// noSync leaves the flush to the caller (see batch.lazy).
+	noSync bool
 }
 
 func newPackWriter(f *os.File) (*packWriter, error) {
@@ -258,6 +260,9 @@ func (pw *packWriter) finish() error {
 		return err
 	}
 	pw.off += int64(len(idx)) + trailerLen
+	if pw.noSync {
+		return nil
+	}
 	return pw.f.Sync()
 }
 

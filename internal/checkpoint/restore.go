@@ -16,8 +16,8 @@ import (
 
 // A restore runs in two phases. The first stages every file and symlink
 // to write as a temporary file in a directory that exists now, on the
-// file system of its final place, and makes them durable; it changes
-// nothing visible, and any failure (a full disk, a missing object) removes
+// file system of its final place; it changes nothing visible, and any
+// failure (a full disk, a missing object) removes
 // what it staged and leaves the workspace as it was. The second removes,
 // creates and renames into place — each file replaced atomically by a
 // rename — and, should a step fail, puts back the paths it had touched
@@ -386,10 +386,14 @@ func (s *Store) recoverJournal() (*journal, error) {
 const tempPrefix = ".boris-restore-"
 
 // afterRename runs after each file a restore puts in place, and
-// renameFault, when set, can fail the n-th (test hooks).
+// renameFault, when set, can fail the n-th (test hooks, as is
+// baselineGate).
 var (
 	afterRename = func() {}
 	renameFault func(n int) error
+	// baselineGate runs before the start-up checkpoint and may hold it
+	// (until stopped says boris is shutting down).
+	baselineGate = func(stopped func() bool) {}
 )
 
 // execute carries a plan out. before is the top tree of the current state
@@ -426,7 +430,6 @@ func (s *Store) execute(pl *plan, created, removed map[relPath]bool, j journal) 
 		}
 		_ = os.Remove(filepath.Join(s.Dir, journalName))
 	}
-	devs := map[uint64]int{}
 	for i := range pl.writes {
 		w := &pl.writes[i]
 		fd, err := dirs.open(relPath{w.root, w.stage})
@@ -438,19 +441,13 @@ func (s *Store) execute(pl *plan, created, removed map[relPath]bool, j journal) 
 			cleanup()
 			return nil, fmt.Errorf("stage %s: %w", w.abs(), err)
 		}
-		var st unix.Stat_t
-		if unix.Fstat(fd, &st) == nil {
-			devs[uint64(st.Dev)] = fd
-		}
 	}
-	// One flush per file system makes every staged file durable before
-	// any of them becomes visible.
-	for _, fd := range devs {
-		if err := syncFS(fd); err != nil {
-			cleanup()
-			return nil, fmt.Errorf("sync the staged files: %w", err)
-		}
-	}
+	// Not flushed to the disk, as git checkout does not: each file
+	// is still replaced whole by a rename (a reader sees the old content
+	// or the new), and a flush of the file system (syncfs) cost more than
+	// the whole restore on a busy machine, holding the call for other
+	// processes' writes too.
+
 	// Phase 2: apply.
 	var done []string
 	fail := func(p relPath, op string, err error) (*RestoreResult, error) {

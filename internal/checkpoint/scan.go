@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/boris-mcp/boris/internal/gitrepo"
 	"github.com/boris-mcp/boris/internal/ignore"
 	"github.com/boris-mcp/boris/internal/scope"
 	"github.com/boris-mcp/boris/internal/walk"
@@ -47,6 +48,10 @@ type dirNode struct {
 	listed    bool
 	ignKey    ignoreKey
 	sameRules bool
+	// git is the repository the directory's files are tracked in (nil:
+	// none), gitRel its path in that repository's work tree.
+	git    *gitRepo
+	gitRel string
 }
 
 // ignoreKey identifies a directory's .gitignore file and says whether it
@@ -84,7 +89,11 @@ type fsEntry struct {
 	// ghost marks a file that vanished before it could be read: it is
 	// left out of the tree.
 	ghost bool
-	sub   *dirNode
+	// gitCand says Hash is the git blob the index vouches for: the store
+	// pass takes it instead of reading the file if the repository can
+	// stand for its files and holds the blob.
+	gitCand bool
+	sub     *dirNode
 }
 
 // racyWindow covers the coarse clock file systems stamp times with: a
@@ -123,6 +132,32 @@ type scanner struct {
 	dirty map[*dirNode]bool
 	// stats of the last scan, for the benchmarks and the log.
 	lastListed int
+	// git borrows what git work trees hold.
+	git *gitState
+	// borrowed and copied count the files the last store pass took from
+	// git and read (the start-up log says them).
+	borrowed, copied int
+	// hashed and hashTotal tell how far the store pass is (progress).
+	hashed, hashTotal atomic.Int64
+	// lowPriority runs the workers that read files at a lower CPU and
+	// I/O priority (the start-up checkpoint) until hurry is closed: a
+	// call waits for them.
+	lowPriority bool
+	hurry       chan struct{}
+	hurryOnce   sync.Once
+}
+
+// hurryUp says a call waits for the current store pass: it goes on at
+// full priority.
+func (sc *scanner) hurryUp() { sc.hurryOnce.Do(func() { close(sc.hurry) }) }
+
+func (sc *scanner) hurried() bool {
+	select {
+	case <-sc.hurry:
+		return true
+	default:
+		return false
+	}
 }
 
 type hashJob struct {
@@ -131,7 +166,7 @@ type hashJob struct {
 }
 
 func newScanner(roots []string, policy *scope.Policy, maxFile int64, logf func(string, ...any)) *scanner {
-	sc := &scanner{policy: policy, maxFile: maxFile, workers: runtime.GOMAXPROCS(0), logf: logf, needFull: true, dirty: map[*dirNode]bool{}}
+	sc := &scanner{policy: policy, maxFile: maxFile, workers: runtime.GOMAXPROCS(0), logf: logf, needFull: true, dirty: map[*dirNode]bool{}, git: newGitState(logf), hurry: make(chan struct{})}
 	if sc.workers > 4 {
 		sc.workers = 4
 	}
@@ -154,6 +189,7 @@ func (sc *scanner) close() {
 		sc.w.close()
 		sc.w = nil
 	}
+	sc.git.close()
 }
 
 // tracking says whether scans are incremental.
@@ -164,6 +200,7 @@ func (sc *scanner) tracking() bool { return sc.w != nil }
 // reported changes. It returns whether anything may have changed.
 func (sc *scanner) scan(full bool) (bool, error) {
 	sc.scanStart = time.Now().UnixNano()
+	sc.git.newScan()
 	defer sc.openRoots()()
 	if sc.w != nil {
 		evs, overflow := sc.w.drain()
@@ -301,6 +338,50 @@ func (sc *scanner) mark(n *dirNode, deep bool) {
 	sc.dmu.Lock()
 	sc.dirty[n] = sc.dirty[n] || deep
 	sc.dmu.Unlock()
+}
+
+// markPaths asks for the directories holding paths (absolute) to be
+// listed again at the next scan: a directory named is listed with its
+// whole subtree, a file's directory alone; a path the tree does not have
+// lists its nearest ancestor it has, deep.
+func (sc *scanner) markPaths(paths []string) {
+	for _, p := range paths {
+		for _, r := range sc.roots {
+			if r.node == nil || !scope.Within(p, r.path) {
+				continue
+			}
+			rel, err := filepath.Rel(r.path, p)
+			if err != nil {
+				continue
+			}
+			n := r.node
+			if rel == "." {
+				sc.mark(n, true)
+				continue
+			}
+			parts := strings.Split(filepath.ToSlash(rel), "/")
+			for i, part := range parts {
+				e := findFS(n.entries, part)
+				if e == nil {
+					sc.mark(n, true)
+					break
+				}
+				if i == len(parts)-1 {
+					if e.sub != nil {
+						sc.mark(e.sub, true)
+					} else {
+						sc.mark(n, false)
+					}
+					break
+				}
+				if e.sub == nil {
+					sc.mark(n, true)
+					break
+				}
+				n = e.sub
+			}
+		}
+	}
 }
 
 // invalidate clears the hashes of n and its ancestors.
@@ -503,7 +584,7 @@ func (ls *lister) list(j listJob) {
 		}
 	}
 	ls.names, ls.ents = ls.names[:0], ls.ents[:0]
-	hasGit, hasIgnore := false, false
+	hasGit, hasIgnore, hasAttrs := false, false, false
 	err = walk.ReadDir(fd, ls.buf, func(name []byte, typ uint8, _ uint64) {
 		switch string(name) {
 		case walk.GitDir:
@@ -513,6 +594,8 @@ func (ls *lister) list(j listJob) {
 			return
 		case walk.IgnoreFile:
 			hasIgnore = true
+		case attributesFile:
+			hasAttrs = true
 		}
 		start := len(ls.names)
 		ls.names = append(ls.names, name...)
@@ -578,6 +661,22 @@ func (ls *lister) list(j listJob) {
 		n.ign = ign
 	}
 	n.ignKey, n.listed, n.sameRules = key, true, sameRules
+	// The repository its files are tracked in: its own, its parent's, or
+	// (a workspace root) one above.
+	switch {
+	case hasGit:
+		n.git, n.gitRel = sc.git.repoAt(joinRel(n.root.path, n.rel)), ""
+	case n.parent != nil:
+		_, base := splitRel(n.rel)
+		n.git, n.gitRel = n.parent.git, joinRel(n.parent.gitRel, base)
+	default:
+		n.git, n.gitRel = sc.git.repoAbove(n.root.path)
+	}
+	if hasAttrs && n.git.usable() && readAttributes(fd) {
+		n.git.converts.Store(true)
+		sc.logf("checkpoint: %s/%s converts working files (text, eol, filter, ident or working-tree-encoding); files of %s are copied, not borrowed from git", joinRel(n.root.path, n.rel), attributesFile, n.git.r.Top)
+	}
+	gitIdx := sc.git.index(n.git)
 	ign := n.ign
 	names := string(ls.names)
 	out := make([]fsEntry, 0, len(ls.ents))
@@ -627,6 +726,11 @@ func (ls *lister) list(j listJob) {
 				e.Kind, e.Hash = KindFile, old.Hash
 			default:
 				e.Kind, e.needHash = KindFile, true
+				if gitIdx != nil {
+					if id, ok := gitIdx.Clean(joinRel(n.gitRel, name), &st); ok {
+						e.Hash, e.gitCand = gitHash(id), true
+					}
+				}
 			}
 		case unix.S_IFLNK:
 			e.Kind = KindLink
@@ -717,6 +821,29 @@ func findFS(es []fsEntry, name string) *fsEntry {
 	return nil
 }
 
+// countFiles counts the files of the tree.
+func (sc *scanner) countFiles() int {
+	n := 0
+	var walkNode func(d *dirNode)
+	walkNode = func(d *dirNode) {
+		for i := range d.entries {
+			e := &d.entries[i]
+			switch {
+			case e.sub != nil:
+				walkNode(e.sub)
+			case (e.Kind == KindFile || e.Kind == KindLarge) && !e.ghost:
+				n++
+			}
+		}
+	}
+	for _, r := range sc.roots {
+		if r.node != nil {
+			walkNode(r.node)
+		}
+	}
+	return n
+}
+
 // checkStored walks the whole tree and queues for storing every file and
 // tree the store does not hold (after a failed write, or when another
 // process collected garbage).
@@ -754,6 +881,7 @@ func (sc *scanner) checkStored(has func(Hash) bool) {
 // then stores every changed tree, and returns the hash of the workspace.
 func (sc *scanner) store(b *batch) (Hash, error) {
 	defer sc.openRoots()()
+	sc.borrow()
 	if err := sc.hashFiles(b); err != nil {
 		return Hash{}, err
 	}
@@ -814,6 +942,30 @@ func (sc *scanner) storeTree(b *batch, n *dirNode, scratch, enc *[]byte) (Hash, 
 	return h, nil
 }
 
+// borrow takes, for each queued file git's index vouched for, the blob
+// git holds instead of reading the file, when its repository can stand
+// for its files (no converting attributes were found in the scan) and
+// holds the blob; the others stay queued, to be read.
+func (sc *scanner) borrow() {
+	sc.borrowed, sc.copied = 0, 0
+	keep := sc.toHash[:0]
+	for _, j := range sc.toHash {
+		e := j.e
+		if e.gitCand {
+			e.gitCand = false
+			if id, _ := e.Hash.gitID(); j.n.git.usable() && j.n.git.r.Has(id) {
+				e.needHash = false
+				sc.borrowed++
+				continue
+			}
+			e.Hash = Hash{}
+		}
+		keep = append(keep, j)
+	}
+	sc.toHash = keep
+	sc.copied = len(keep)
+}
+
 // errStopped ends a checkpoint cut short by shutdown.
 var errStopped = errors.New("boris is shutting down")
 
@@ -829,6 +981,9 @@ func (sc *scanner) hashFiles(b *batch) error {
 		return nil
 	}
 	sort.Slice(jobs, func(i, j int) bool { return jobs[i].e.Size > jobs[j].e.Size })
+	sc.hashed.Store(0)
+	sc.hashTotal.Store(int64(len(jobs)))
+	defer sc.hashTotal.Store(0)
 	var (
 		next  atomic.Int64
 		wg    sync.WaitGroup
@@ -836,42 +991,82 @@ func (sc *scanner) hashFiles(b *batch) error {
 		first error
 		bigMu sync.Mutex
 	)
-	for range sc.workers {
+	// work reads jobs until none is left; a worker at low priority also
+	// stops once a call waits for this pass (hurry), and workers at full
+	// priority take over what is left.
+	work := func(low bool) {
+		defer wg.Done()
+		if low {
+			lowerPriority()
+		}
+		var buf, scratch []byte
+		for {
+			if low && sc.hurried() {
+				return
+			}
+			i := int(next.Add(1) - 1)
+			if i >= len(jobs) {
+				return
+			}
+			j := jobs[i]
+			if sc.stop.Load() {
+				errMu.Lock()
+				first = errStopped
+				errMu.Unlock()
+				return
+			}
+			big := j.e.Size > bigFile
+			if big {
+				bigMu.Lock()
+			}
+			var err error
+			buf, scratch, err = sc.hashOne(b, j, buf, scratch)
+			sc.hashed.Add(1)
+			if big {
+				bigMu.Unlock()
+				buf, scratch = nil, nil // give the memory back
+			}
+			if err != nil {
+				errMu.Lock()
+				if first == nil {
+					first = err
+				}
+				errMu.Unlock()
+				next.Store(int64(len(jobs))) // stop the others
+				return
+			}
+		}
+	}
+	if !sc.lowPriority || sc.hurried() {
+		for range sc.workers {
+			wg.Add(1)
+			go work(false)
+		}
+	} else {
+		var lowWG sync.WaitGroup
+		lowDone := make(chan struct{})
+		for range sc.workers {
+			wg.Add(1)
+			lowWG.Add(1)
+			go func() {
+				defer lowWG.Done()
+				work(true)
+			}()
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var buf, scratch []byte
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(jobs) {
-					return
+			go func() {
+				lowWG.Wait()
+				close(lowDone)
+			}()
+			select {
+			case <-sc.hurry:
+				for range sc.workers {
+					wg.Add(1)
+					go work(false)
 				}
-				j := jobs[i]
-				if sc.stop.Load() {
-					errMu.Lock()
-					first = errStopped
-					errMu.Unlock()
-					return
-				}
-				big := j.e.Size > bigFile
-				if big {
-					bigMu.Lock()
-				}
-				var err error
-				buf, scratch, err = sc.hashOne(b, j, buf, scratch)
-				if big {
-					bigMu.Unlock()
-					buf, scratch = nil, nil // give the memory back
-				}
-				if err != nil {
-					errMu.Lock()
-					if first == nil {
-						first = err
-					}
-					errMu.Unlock()
-					next.Store(int64(len(jobs))) // stop the others
-					return
-				}
+			case <-lowDone:
 			}
 		}()
 	}
@@ -936,10 +1131,13 @@ func (sc *scanner) hashOne(b *batch, j hashJob, buf, scratch []byte) ([]byte, []
 		e.Kind, e.Size, e.MTime, e.needHash = KindLarge, int64(len(buf)), e.mtime, false
 		return buf, scratch, nil
 	}
-	h := hashOf(buf)
-	scratch, err = b.put(h, objBlob, buf, scratch)
-	if err != nil {
-		return buf, scratch, err
+	h, borrowed := sc.stagedBlob(n, e.Name, buf)
+	if !borrowed {
+		h = hashOf(buf)
+		scratch, err = b.put(h, objBlob, buf, scratch)
+		if err != nil {
+			return buf, scratch, err
+		}
 	}
 	e.Kind, e.Hash, e.Size, e.needHash = KindFile, h, int64(len(buf)), false
 	// A change while reading leaves times that differ from those taken
@@ -952,6 +1150,25 @@ func (sc *scanner) hashOne(b *batch, j hashJob, buf, scratch []byte) ([]byte, []
 		e.racy = true
 	}
 	return buf, scratch, nil
+}
+
+// stagedBlob returns the git blob of a file read whose content is the
+// one its index entry names (a file touched, or changed and changed back,
+// whose stat no longer matches the index): it keeps the name git gives it
+// and need not be copied.
+func (sc *scanner) stagedBlob(n *dirNode, name string, data []byte) (Hash, bool) {
+	if !n.git.usable() {
+		return Hash{}, false
+	}
+	idx := sc.git.index(n.git)
+	if idx == nil {
+		return Hash{}, false
+	}
+	id, ok := idx.Staged(joinRel(n.gitRel, name))
+	if !ok || gitrepo.BlobID(data) != id || !n.git.r.Has(id) {
+		return Hash{}, false
+	}
+	return gitHash(id), true
 }
 
 // vanished handles a queued file that is gone (or no longer a file):

@@ -47,6 +47,12 @@ type Options struct {
 	// whose content is kept.
 	MaxBytes, MaxFileSize int64
 	Logger                *slog.Logger
+	// NoGit turns borrowing from git off: every file is read and copied.
+	NoGit bool
+	// Home is the user's home directory, whose git configuration and
+	// attributes say whether working files may differ from their blobs
+	// ("": only the repository's and the system's are read).
+	Home string
 }
 
 // Caller is the session a call comes from.
@@ -84,6 +90,18 @@ type Service struct {
 	interrupted string
 	ready       chan struct{}
 	closed      bool
+	// adopted counts the git blobs copied into the store.
+	adopted int
+	// cachedFiles is how many files the stat cache of the last run
+	// named.
+	cachedFiles int
+	// openBytes is the store's size when it was opened.
+	openBytes int64
+	// bg counts what runs in the background (the stat cache being
+	// written); Close closes closing and waits for it.
+	bg        sync.WaitGroup
+	closing   chan struct{}
+	closeOnce sync.Once
 }
 
 // Open opens (or creates) the workspace's store, cleans up after a
@@ -99,11 +117,12 @@ func Open(opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	sv := &Service{opts: opts, log: opts.Logger, store: st, ready: make(chan struct{})}
+	sv := &Service{opts: opts, log: opts.Logger, store: st, ready: make(chan struct{}), closing: make(chan struct{})}
 	if err := st.lock(); err != nil {
 		st.Close()
 		return nil, err
 	}
+	sv.openBytes = st.size
 	j, jerr := st.recoverJournal()
 	st.unlock()
 	if jerr != nil {
@@ -116,9 +135,15 @@ func Open(opts Options) (*Service, error) {
 	}
 	st.RemoveOrphans()
 	sv.sc = newScanner(roots, opts.Policy, opts.MaxFileSize, func(f string, a ...any) { sv.log.Warn(fmt.Sprintf(f, a...)) })
+	sv.sc.git.off, sv.sc.git.home = opts.NoGit, opts.Home
+	st.ext = func(h Hash) ([]byte, error) {
+		id, _ := h.gitID()
+		return sv.sc.git.blob(id)
+	}
 	if sv.sc.w == nil {
 		sv.log.Info("checkpoint: no change tracking; every checkpoint scans the workspace", "why", fmt.Sprint(sv.sc.watchErr))
 	}
+	sv.readStatCache()
 	go sv.first()
 	return sv, nil
 }
@@ -146,13 +171,20 @@ func cleanRoots(roots []string) []string {
 // first takes the checkpoint of the workspace as boris found it.
 func (sv *Service) first() {
 	defer close(sv.ready)
+	baselineGate(sv.sc.stop.Load)
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	if sv.closed {
 		return
 	}
 	t0 := time.Now()
+	// In the background, and behind everything else boris and the
+	// agent's commands do: the workers of this checkpoint run at a lower
+	// CPU and I/O priority. A call that can change the workspace waits
+	// for what is left of it.
+	sv.sc.lowPriority = true
 	rec, _, err := sv.checkpointLocked(nil, fixed("at start-up"), "", true, false)
+	sv.sc.lowPriority = false
 	if err != nil {
 		if code, ok := codes.As(err); ok && code.Code == codes.CheckpointTooLarge {
 			sv.suspended = err
@@ -160,26 +192,74 @@ func (sv *Service) first() {
 		sv.log.Warn("checkpoint: the start-up checkpoint failed", "err", err)
 		return
 	}
-	sv.log.Info("checkpoint: start-up checkpoint", "id", rec.ID, "duration", time.Since(t0).Round(time.Millisecond), "store", sv.store.Dir, "tracking", sv.sc.tracking())
+	// The stat cache is written once the calls waiting have gone on.
+	sv.bg.Add(1)
+	go func() {
+		// A second later, behind everything else: encoding the tree holds
+		// the service's lock, which the first calls should not wait for.
+		defer sv.bg.Done()
+		select {
+		case <-time.After(time.Second):
+		case <-sv.closing:
+			return // Close writes it
+		}
+		lowerPriority()
+		sv.saveStatCache()
+	}()
+	var size int64
+	if sv.store.lock() == nil {
+		size = sv.store.size
+		sv.store.unlock()
+	}
+	n := sv.sc.countFiles()
+	sv.log.Info("checkpoint: start-up checkpoint taken", "id", rec.ID, "duration", time.Since(t0).Round(time.Millisecond),
+		"files", n, "borrowed_from_git", sv.sc.borrowed, "read", sv.sc.copied, "unchanged_since_last_run", max(n-sv.sc.borrowed-sv.sc.copied, 0),
+		"store", sv.store.Dir, "store_bytes", files.HumanSize(size), "max_bytes", files.HumanSize(sv.opts.MaxBytes), "tracking", sv.sc.tracking())
 	// Reading a big tree leaves the heap grown with buffers no longer
 	// used: give them back now rather than hold them between calls.
 	debug.FreeOSMemory()
 }
 
+// Holding says what the store held when it was opened: its bytes (every
+// checkpoint of this workspace, from earlier runs) and how many files the
+// last run recorded (0: none, or no stat cache).
+func (sv *Service) Holding() (bytes int64, files int) { return sv.openBytes, sv.cachedFiles }
+
 // Ready is closed once the start-up checkpoint is done.
 func (sv *Service) Ready() <-chan struct{} { return sv.ready }
+
+// Baseline says how far the start-up checkpoint is: done once it is
+// taken; read and total count the files it reads and has to read (total
+// is 0 while it still lists the workspace).
+func (sv *Service) Baseline() (done bool, read, total int64) {
+	select {
+	case <-sv.ready:
+		return true, 0, 0
+	default:
+	}
+	return false, sv.sc.hashed.Load(), sv.sc.hashTotal.Load()
+}
 
 // Close stops tracking changes and releases the store. A checkpoint in
 // progress is cut short (nothing of it is kept).
 func (sv *Service) Close() {
 	sv.sc.stop.Store(true)
 	<-sv.ready
+	sv.closeOnce.Do(func() { close(sv.closing) })
+	sv.bg.Wait()
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	if sv.closed {
 		return
 	}
 	sv.closed = true
+	if sv.store.lock() == nil {
+		// What this run learned spares the next one from reading files.
+		if err := sv.saveStatCacheLocked(); err != nil {
+			sv.log.Warn("checkpoint: writing the stat cache failed (the next start reads every file again)", "err", err)
+		}
+		sv.store.unlock()
+	}
 	sv.sc.close()
 	sv.store.Close()
 }
@@ -200,6 +280,14 @@ func (sv *Service) StoreDir() string { return sv.store.Dir }
 // unless nothing changed since the last one. reason says what call
 // follows ("before bash: `make`").
 func (sv *Service) Auto(c Caller, reason func() string) error {
+	if done, _, _ := sv.Baseline(); !done {
+		// This call waits for the rest of the start-up checkpoint: no
+		// longer behind everything else.
+		sv.sc.hurryUp()
+	}
+	// The start-up checkpoint comes first, whichever goroutine takes the
+	// lock first.
+	<-sv.ready
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	if sv.closed {
@@ -244,6 +332,15 @@ func (sv *Service) checkpointLocked(c Caller, reason func() string, label string
 		sv.seen(c, prev)
 		return prev, nil, nil
 	}
+	var changes []Change
+	if prev != nil {
+		if changes, err = st.diffRoots(prev.root(), root, nil); err != nil {
+			return nil, nil, sv.failed(err)
+		}
+		if err := sv.adoptLocked(changes); err != nil {
+			return nil, nil, err
+		}
+	}
 	budget := st.budget(sv.opts.MaxBytes)
 	dropped, err := st.makeRoom(root, budget)
 	if errors.Is(err, errTooLarge) {
@@ -256,11 +353,14 @@ func (sv *Service) checkpointLocked(c Caller, reason func() string, label string
 	if len(dropped) > 0 {
 		sv.log.Info("checkpoint: pruned the oldest checkpoints to stay within --checkpoint-max-bytes", "pruned", len(dropped), "from", dropped[0].ID, "to", dropped[len(dropped)-1].ID)
 	}
-	prev = st.newest()
-	var changes []Change
-	if prev != nil {
-		if changes, err = st.diffRoots(prev.root(), root, nil); err != nil {
-			return nil, nil, sv.failed(err)
+	if p := st.newest(); p != prev {
+		// The previous checkpoint was pruned: the changes are counted
+		// from the one kept.
+		prev, changes = p, nil
+		if prev != nil {
+			if changes, err = st.diffRoots(prev.root(), root, nil); err != nil {
+				return nil, nil, sv.failed(err)
+			}
 		}
 	}
 	seq := st.nextSeq()
@@ -298,9 +398,10 @@ func (sv *Service) storeLocked() (Hash, error) {
 		sv.sc.verify = true
 	}
 	if sv.sc.verify {
-		sv.sc.checkStored(st.has)
+		sv.sc.checkStored(sv.held)
 	}
 	b := st.newBatch(st.budget(sv.opts.MaxBytes))
+	b.lazy = sv.sc.lowPriority // the start-up checkpoint
 	root, err := sv.sc.store(b)
 	if err == nil {
 		err = b.commit()
@@ -320,6 +421,64 @@ func (sv *Service) storeLocked() (Hash, error) {
 	sv.sc.verify = false
 	sv.cur = root
 	return root, nil
+}
+
+// held says whether the content h names can be had: the store holds it,
+// or it is a blob a repository of the workspace holds.
+func (sv *Service) held(h Hash) bool {
+	if sv.store.has(h) {
+		return true
+	}
+	if id, ok := h.gitID(); ok {
+		return sv.sc.git.has(id)
+	}
+	return false
+}
+
+// adoptLocked copies into the store the git blobs that files recorded by
+// the previous checkpoint held and no longer hold (changed, removed,
+// renamed): from now on that checkpoint's content no longer depends on
+// the workspace's git keeping them. A blob git no longer has is lost for
+// that checkpoint; it is logged, and the new checkpoint is taken all the
+// same.
+func (sv *Service) adoptLocked(changes []Change) error {
+	st := sv.store
+	var want []Hash
+	seen := map[Hash]bool{}
+	for i := range changes {
+		o := changes[i].Old
+		if o == nil || o.Kind != KindFile || seen[o.Hash] || st.has(o.Hash) {
+			continue
+		}
+		if _, ok := o.Hash.gitID(); ok {
+			seen[o.Hash] = true
+			want = append(want, o.Hash)
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	b := st.newBatch(0)
+	var scratch []byte
+	lost := 0
+	for _, h := range want {
+		id, _ := h.gitID()
+		data, err := sv.sc.git.blob(id)
+		if err != nil {
+			lost++
+			sv.log.Warn("checkpoint: a file's earlier content, recorded as a git blob, can no longer be copied from git; checkpoints holding it cannot restore it", "blob", id.String(), "err", err)
+			continue
+		}
+		if scratch, err = b.put(h, objBlob, data, scratch); err != nil {
+			b.abort()
+			return sv.failed(err)
+		}
+	}
+	if err := b.commit(); err != nil {
+		return sv.failed(err)
+	}
+	sv.adopted += len(want) - lost
+	return nil
 }
 
 // tooLarge is the refusal of a workspace too large for the bound.
@@ -390,7 +549,13 @@ type Listing struct {
 }
 
 // List returns every checkpoint of the workspace, of every session.
+// While the start-up checkpoint is being taken it does not wait: it
+// answers with the checkpoints the store holds and says how far the
+// start-up one is.
 func (sv *Service) List(c Caller) (*Listing, error) {
+	if done, read, total := sv.Baseline(); !done {
+		return sv.listEarly(c, read, total)
+	}
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	if sv.closed {
@@ -420,6 +585,30 @@ func (sv *Service) List(c Caller) (*Listing, error) {
 	if sv.suspended != nil {
 		l.Notes = append(l.Notes, "automatic checkpoints are suspended: "+sv.suspended.Error())
 	}
+	return l, nil
+}
+
+// listEarly answers List during the start-up checkpoint, from what the
+// store's files say (read without its lock, which the start-up checkpoint
+// holds: records and packs are renamed into place whole).
+func (sv *Service) listEarly(c Caller, read, total int64) (*Listing, error) {
+	recs, size := sv.store.peek()
+	l := &Listing{Roots: sv.opts.Roots, Bytes: size, MaxBytes: sv.opts.MaxBytes}
+	if c != nil {
+		l.Caller = c.CheckpointKey()
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		l.Checkpoints = append(l.Checkpoints, recs[i])
+	}
+	if sv.interrupted != "" {
+		// Set by Open, before the start-up checkpoint began.
+		l.Notes = append(l.Notes, sv.interrupted)
+	}
+	note := "the start-up checkpoint is being taken (listing the workspace)"
+	if total > 0 {
+		note = fmt.Sprintf("the start-up checkpoint is being taken: %d of %d files read", read, total)
+	}
+	l.Notes = append(l.Notes, note+"; calls that can change the workspace wait for it")
 	return l, nil
 }
 
@@ -661,7 +850,17 @@ func (sv *Service) Restore(c Caller, id string, paths []string) (*Restored, erro
 	if err != nil {
 		return nil, err
 	}
-	before, _, err := sv.checkpointLocked(c, fixed("before restore to "+target.ID), "", true, false)
+	// The state before: restoring some paths, with changes tracked, the
+	// directories that hold them are listed again (every entry stat'ed,
+	// which also sees what inotify cannot report) on top of what the
+	// tracker reported, as `git checkout -- <paths>` looks only at its
+	// paths; a whole restore scans everything.
+	full := true
+	if f != nil && sv.sc.tracking() && sv.sc.scanned && !sv.sc.needFull {
+		sv.sc.markPaths(paths)
+		full = false
+	}
+	before, _, err := sv.checkpointLocked(c, fixed("before restore to "+target.ID), "", full, false)
 	if err != nil {
 		return nil, err
 	}
@@ -781,6 +980,20 @@ func (s *Store) Verify() error {
 		return err
 	}
 	defer s.unlock()
+	if s.ext == nil {
+		// Opened alone: the blobs checkpoints borrow from git are read
+		// from the repositories the workspace's roots are in.
+		g := newGitState(func(string, ...any) {})
+		defer g.close()
+		for _, r := range s.roots {
+			g.repoAbove(r)
+		}
+		s.ext = func(h Hash) ([]byte, error) {
+			id, _ := h.gitID()
+			return g.blob(id)
+		}
+		defer func() { s.ext = nil }()
+	}
 	set, err := s.mark(s.rootsOf(s.records))
 	if err != nil {
 		return err

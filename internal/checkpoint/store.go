@@ -102,6 +102,15 @@ type Store struct {
 	enc *zstd.Encoder
 	dec *zstd.Decoder
 
+	// ext reads a git blob the store does not hold (nil: none can be
+	// read); checkpoints name such blobs until their files change.
+	ext func(Hash) ([]byte, error)
+
+	// syncing is closed once a lazily committed pack is flushed;
+	// flushing counts such flushes (Close waits for them).
+	syncing  chan struct{}
+	flushing sync.WaitGroup
+
 	treeCache map[Hash][]Entry
 	// sibCache is what the other stores of the directory took when last
 	// counted.
@@ -159,7 +168,10 @@ func OpenStore(parent string, roots []string) (*Store, error) {
 		}
 	}
 	if _, err := os.Stat(filepath.Join(s.Dir, "roots")); err != nil {
-		if err := s.writeFile("roots", []byte(strings.Join(roots, "\n")+"\n"), true); err != nil {
+		// Not flushed (two syncs a first start would wait for): after a
+		// power loss a store may lack it, and is then never taken for
+		// another workspace's to remove — it is only this one's.
+		if err := s.writeFile("roots", []byte(strings.Join(roots, "\n")+"\n"), false); err != nil {
 			s.Close()
 			return nil, err
 		}
@@ -169,6 +181,7 @@ func OpenStore(parent string, roots []string) (*Store, error) {
 
 // Close releases the store's files.
 func (s *Store) Close() {
+	s.flushing.Wait()
 	for _, p := range s.packs {
 		p.close()
 	}
@@ -206,11 +219,20 @@ func (s *Store) lock() error {
 		s.mu.Unlock()
 		return err
 	}
+	s.waitSync()
 	if err := s.refresh(); err != nil {
 		s.unlock()
 		return err
 	}
 	return nil
+}
+
+// waitSync waits for a lazily committed pack to be flushed (s.mu held).
+func (s *Store) waitSync() {
+	if s.syncing != nil {
+		<-s.syncing
+		s.syncing = nil
+	}
 }
 
 func (s *Store) unlock() {
@@ -333,6 +355,40 @@ func (s *Store) refresh() error {
 	return nil
 }
 
+// peek reads the checkpoint records and the store's size from its
+// files without the lock and without changing what this process knows
+// of the store.
+func (s *Store) peek() ([]*Record, int64) {
+	ents, err := os.ReadDir(s.Dir)
+	if err != nil {
+		return nil, 0
+	}
+	var recs []*Record
+	var size int64
+	for _, e := range ents {
+		name := e.Name()
+		switch {
+		case strings.HasSuffix(name, ".pack"):
+			if fi, err := e.Info(); err == nil {
+				size += fi.Size()
+			}
+		case strings.HasPrefix(name, "c-") && strings.HasSuffix(name, ".json"):
+			b, err := os.ReadFile(filepath.Join(s.Dir, name))
+			if err != nil {
+				continue
+			}
+			var r Record
+			if json.Unmarshal(b, &r) != nil || r.ID == "" {
+				continue
+			}
+			recs = append(recs, &r)
+			size += int64(len(b))
+		}
+	}
+	sort.Slice(recs, func(i, j int) bool { return recs[i].Seq < recs[j].Seq })
+	return recs, size
+}
+
 // reindex rebuilds the object index from the open packs.
 func (s *Store) reindex() {
 	s.index = make(map[Hash]loc, len(s.index))
@@ -364,6 +420,13 @@ var errMissing = errors.New("object missing from the checkpoint store")
 func (s *Store) read(h Hash) ([]byte, error) {
 	l, ok := s.index[h]
 	if !ok {
+		if _, git := h.gitID(); git && s.ext != nil {
+			data, err := s.ext(h)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s (a git blob the workspace's repository no longer has: %v)", errMissing, h, err)
+			}
+			return data, nil
+		}
 		return nil, fmt.Errorf("%w: %s", errMissing, h)
 	}
 	_, data, err := readRecord(l, h, s.dec)
@@ -456,6 +519,13 @@ type batch struct {
 	// bigEnc compresses the big objects of this batch (see bigObject).
 	encOnce sync.Once
 	bigEnc  *zstd.Encoder
+	// lazy commits the pack without waiting for the disk: the start-up
+	// checkpoint's, which the first call that can change the workspace
+	// waits for. Its record may then be written before the pack is on
+	// the disk — after a power loss at that moment the start-up
+	// checkpoint can be unreadable, never another one, as every later
+	// operation waits for the flush (Store.syncing).
+	lazy bool
 }
 
 // errTooLarge is returned by put once a batch grows past its limit.
@@ -513,7 +583,13 @@ func (b *batch) put(h Hash, kind byte, raw, scratch []byte) ([]byte, error) {
 	if !b.reserve(h) {
 		return scratch, nil
 	}
-	codec, stored := b.encode(raw, scratch)
+	// Trees are stored as they are: they are mostly hashes, which do not
+	// compress, and compressing the thousands a start-up checkpoint
+	// stores cost it more CPU than the rest of its work on them.
+	codec, stored := codecRaw, raw
+	if kind != objTree {
+		codec, stored = b.encode(raw, scratch)
+	}
 	if codec == codecZstd {
 		scratch = stored
 	}
@@ -557,6 +633,7 @@ func (b *batch) commit() error {
 	if b.pw == nil {
 		return nil
 	}
+	b.pw.noSync = b.lazy
 	err := b.pw.finish()
 	if cerr := b.f.Close(); err == nil {
 		err = cerr
@@ -572,7 +649,23 @@ func (b *batch) commit() error {
 		b.abort()
 		return err
 	}
-	if err := syncDir(b.s.Dir); err != nil {
+	if b.lazy {
+		// Flushed in the background; the next operation on the store
+		// (lock) waits for it, so no later record can be written before.
+		done := make(chan struct{})
+		b.s.syncing = done
+		dir := b.s.Dir
+		b.s.flushing.Add(1)
+		go func() {
+			defer b.s.flushing.Done()
+			defer close(done)
+			if f, err := os.Open(final); err == nil {
+				_ = f.Sync()
+				f.Close()
+			}
+			_ = syncDir(dir)
+		}()
+	} else if err := syncDir(b.s.Dir); err != nil {
 		_ = os.Remove(final)
 		return err
 	}

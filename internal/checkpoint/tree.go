@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+
+	"github.com/boris-mcp/boris/internal/gitrepo"
 )
 
 // Hash names an object of the store: the SHA-256 of its bytes (a file's
@@ -205,4 +207,38 @@ func find(es []Entry, name string) *Entry {
 		return &es[i]
 	}
 	return nil
+}
+
+// gitMark starts a Hash that names a git blob by its SHA-1 instead of
+// naming content by its SHA-256: a tracked file git's index vouches for
+// is recorded by the blob git already holds, without reading the file.
+// The store copies the blob (keeping this name) once the working file
+// changes. No SHA-256 of real content starts with these 12 bytes but by a
+// chance of 2⁻⁹⁶.
+var gitMark = [12]byte{0, 'g', 'i', 't', '-', 'b', 'l', 'o', 'b', 0, 0, 1}
+
+// gitHash is the Hash of a git blob.
+func gitHash(id gitrepo.ID) Hash {
+	var h Hash
+	copy(h[:12], gitMark[:])
+	copy(h[12:], id[:])
+	return h
+}
+
+// gitID returns the git blob a Hash names, if it names one.
+func (h Hash) gitID() (gitrepo.ID, bool) {
+	var id gitrepo.ID
+	if [12]byte(h[:12]) != gitMark {
+		return id, false
+	}
+	copy(id[:], h[12:])
+	return id, true
+}
+
+// contentMatches says whether data is the content h names.
+func contentMatches(h Hash, data []byte) bool {
+	if id, ok := h.gitID(); ok {
+		return gitrepo.BlobID(data) == id
+	}
+	return hashOf(data) == h
 }

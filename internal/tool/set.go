@@ -171,7 +171,7 @@ func (s *Set) wrap(d *Def, sessions Sessions) mcp.ToolHandler {
 		rec.Session = sc.Session.ID()
 		note := ""
 		if d.spec.Changes != nil && s.env.Checkpoints != nil && d.spec.Changes(args) {
-			note = s.autoCheckpoint(sc.Session, d, args)
+			note = s.autoCheckpoint(ctx, req, sc.Session, d, args)
 		}
 		c := &Call{Sess: sc.Session, Req: req, Env: &s.env, Rec: rec}
 		r, err := d.handle(ctx, c, args)
@@ -307,61 +307,4 @@ func (s *Set) sessionNotes(r *mcp.CallToolResult, sc *session.Call) *mcp.CallToo
 		r.Content = append(r.Content, &mcp.TextContent{Text: fmt.Sprintf("note: your previous session was closed to make room for others (--max-sessions), and its processes were terminated; this call started a new session in %s\n", s.env.Workdir)})
 	}
 	return r
-}
-
-// autoCheckpoint checkpoints the workspace before a call that can change
-// it. A failure does not stop the call (the model asked for the call, not
-// the checkpoint); it is told once per session and kind of failure, in a
-// note after the call's answer.
-func (s *Set) autoCheckpoint(sess *session.Session, d *Def, args json.RawMessage) string {
-	name := d.tool.Name
-	err := s.env.Checkpoints.Auto(sess, func() string { return callReason(d, args) })
-	if err == nil {
-		sess.NoteCheckpointFailure("")
-		return ""
-	}
-	// Told once per kind of failure (its code), not at every call.
-	kind := "failed"
-	if e, ok := codes.As(err); ok {
-		kind = string(e.Code)
-	}
-	if !sess.NoteCheckpointFailure(kind) {
-		return ""
-	}
-	msg := err.Error()
-	s.env.Logger.Warn("checkpoint: the automatic checkpoint failed", "session", sess.ID(), "tool", name, "err", err)
-	return "note: no checkpoint was taken before this call (checkpoints cannot undo it): " + msg + "\n"
-}
-
-// callReason says in a few words what call follows a checkpoint, for the
-// checkpoint list: "before bash: `make test`".
-func callReason(d *Def, args json.RawMessage) string {
-	what := ""
-	if d.spec.Summary != nil {
-		what = d.spec.Summary(args)
-	} else {
-		var in struct {
-			Path string `json:"path"`
-		}
-		_ = json.Unmarshal(args, &in)
-		what = in.Path
-	}
-	return strings.TrimSpace("before " + d.tool.Name + ": " + what)
-}
-
-// Head is the start of a command, for summaries: its first line, at most
-// 60 characters.
-func Head(s string) string {
-	s = strings.TrimSpace(s)
-	cut := false
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s, cut = s[:i], true
-	}
-	if r := []rune(s); len(r) > 60 {
-		s, cut = string(r[:60]), true
-	}
-	if cut {
-		s += "…"
-	}
-	return s
 }
