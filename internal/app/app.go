@@ -55,6 +55,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	// First, before a token is read or a command started: from here on
 	// no process of this user can read boris's environment or memory.
 	protectErr := protectProcess()
+	if len(args) > 0 && args[0] == "install" {
+		return runInstall(args[1:], stdout)
+	}
 	ver := buildVersion()
 	cfg, err := config.Parse(args, getenv, ver, stdout, stderr)
 	if errors.Is(err, config.ErrExit) {
