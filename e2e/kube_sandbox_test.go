@@ -361,3 +361,79 @@ func TestAgentSandboxTemplateMatchesChart(t *testing.T) {
 	// as the chart mounts its own Secret.
 	checkTokenFile(t, pod, boris, "boris-token", "token")
 }
+
+// templatePod decodes a SandboxTemplate's pod spec strictly.
+func templatePod(t *testing.T, file string) corev1.PodSpec {
+	t.Helper()
+	raw, _, _ := unstructured.NestedMap(readManifest(t, file).Object, "spec", "podTemplate", "spec")
+	b, err := yaml.Marshal(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pod corev1.PodSpec
+	if err := yaml.UnmarshalStrict(b, &pod); err != nil {
+		t.Fatalf("%s's pod spec: %v", file, err)
+	}
+	return pod
+}
+
+// TestAgentSandboxToolchainTemplate: sandboxtemplate-toolchain.yaml is
+// sandboxtemplate.yaml's pod with boris injected into another image — the
+// init container, the boris-bin emptyDir and its read-only mount, the
+// image and the command differ, nothing else — and its init container is
+// the chart's toolchainImage one.
+func TestAgentSandboxToolchainTemplate(t *testing.T) {
+	plain, tc := templatePod(t, "sandboxtemplate.yaml"), templatePod(t, "sandboxtemplate-toolchain.yaml")
+	if len(tc.InitContainers) != 1 || len(tc.Containers) != 1 {
+		t.Fatalf("%d init containers, %d containers", len(tc.InitContainers), len(tc.Containers))
+	}
+	boris := tc.Containers[0]
+	if boris.Image == plain.Containers[0].Image || !reflect.DeepEqual(boris.Command, []string{"/opt/boris/boris"}) {
+		t.Fatalf("workspace container: image %s command %v", boris.Image, boris.Command)
+	}
+	if m := mount(t, boris, "boris-bin"); m.MountPath != "/opt/boris" || !m.ReadOnly {
+		t.Fatalf("boris-bin mount %+v", m)
+	}
+	if v := volume(t, tc, "boris-bin"); v.EmptyDir == nil {
+		t.Fatalf("boris-bin volume %+v", v.VolumeSource)
+	}
+	chart := helmTemplateSet(t, nil, []string{"toolchainImage.repository=python", "toolchainImage.tag=3.12-bookworm"}).deployments[0].Spec.Template.Spec
+	want := chart.InitContainers[0]
+	got := tc.InitContainers[0]
+	for _, c := range []struct {
+		what      string
+		got, want any
+	}{
+		{"name", got.Name, want.Name},
+		{"image", got.Image, want.Image},
+		{"command", got.Command, want.Command},
+		{"securityContext", got.SecurityContext, want.SecurityContext},
+		{"resources", got.Resources, want.Resources},
+		{"volumeMounts", got.VolumeMounts, want.VolumeMounts},
+		{"boris-bin volume", volume(t, tc, "boris-bin").VolumeSource, volume(t, chart, "boris-bin").VolumeSource},
+	} {
+		if !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("init container %s: the template has %+v, the chart %+v", c.what, c.got, c.want)
+		}
+	}
+	// Without what injection adds, the two pods are the same.
+	tc.InitContainers = nil
+	var vols []corev1.Volume
+	for _, v := range tc.Volumes {
+		if v.Name != "boris-bin" {
+			vols = append(vols, v)
+		}
+	}
+	tc.Volumes = vols
+	var mounts []corev1.VolumeMount
+	for _, m := range boris.VolumeMounts {
+		if m.Name != "boris-bin" {
+			mounts = append(mounts, m)
+		}
+	}
+	boris.VolumeMounts, boris.Image, boris.Command = mounts, plain.Containers[0].Image, nil
+	tc.Containers = []corev1.Container{boris}
+	if !reflect.DeepEqual(tc, plain) {
+		t.Fatalf("beyond the injection the toolchain template differs from sandboxtemplate.yaml:\n%+v\n%+v", tc, plain)
+	}
+}
