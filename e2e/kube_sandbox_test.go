@@ -199,6 +199,93 @@ func TestKubeAgentSandbox(t *testing.T) {
 	// namespace's deletion finds nothing holding a finalizer.
 	_ = dyn.Resource(sandboxGVR["SandboxWarmPool"]).Namespace(ns).Delete(ctx, "boris", metav1.DeleteOptions{})
 	_ = dyn.Resource(sandboxGVR["SandboxTemplate"]).Namespace(ns).Delete(ctx, "boris", metav1.DeleteOptions{})
+
+	toolchainSandbox(t, c, dyn, ns, token)
+}
+
+// toolchainSandbox: sandboxtemplate-toolchain.yaml with the Python
+// toolchain image as its image and the checkout's owner (uid 1000) as its
+// user — the two lines its comment says to change — and its claim on a
+// volume holding a Python project's checkout; a warm pool of one, a claim,
+// and the project's real work through the sandbox's boris.
+func toolchainSandbox(t *testing.T, c *kube.Cluster, dyn dynamic.Interface, ns, token string) {
+	ctx := context.Background()
+	const class = "sandbox-checkout"
+	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: class}, Provisioner: "kubernetes.io/no-provisioner"}
+	if _, err := c.Client.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Client.StorageV1().StorageClasses().Delete(context.Background(), class, metav1.DeleteOptions{}) })
+	dir := hostPathVolume(t, c, ns+"-checkout", class, ns, "", "5Gi")
+	checkout(t, pythonProject, dir, checkoutUID)
+
+	tmpl := readManifest(t, "sandboxtemplate-toolchain.yaml")
+	spec := []string{"spec", "podTemplate", "spec"}
+	containers, _, _ := unstructured.NestedSlice(tmpl.Object, append(spec, "containers")...)
+	inits, _, _ := unstructured.NestedSlice(tmpl.Object, append(spec, "initContainers")...)
+	boris := containers[0].(map[string]any)
+	boris["image"] = imagePython
+	for _, ctr := range []any{boris, inits[0]} {
+		sctx := ctr.(map[string]any)["securityContext"].(map[string]any)
+		sctx["runAsUser"], sctx["runAsGroup"] = int64(checkoutUID), int64(checkoutUID)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(unstructured.SetNestedSlice(tmpl.Object, containers, append(spec, "containers")...))
+	must(unstructured.SetNestedSlice(tmpl.Object, inits, append(spec, "initContainers")...))
+	for _, k := range []string{"runAsUser", "runAsGroup", "fsGroup"} {
+		must(unstructured.SetNestedField(tmpl.Object, int64(checkoutUID), append(spec, "securityContext", k)...))
+	}
+	claims, _, _ := unstructured.NestedSlice(tmpl.Object, "spec", "volumeClaimTemplates")
+	must(unstructured.SetNestedField(claims[0].(map[string]any), class, "spec", "storageClassName"))
+	must(unstructured.SetNestedSlice(tmpl.Object, claims, "spec", "volumeClaimTemplates"))
+	if _, err := dyn.Resource(sandboxGVR["SandboxTemplate"]).Namespace(ns).Create(ctx, tmpl, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
+		t.Fatalf("sandboxtemplate-toolchain.yaml: the API server refuses it: %v", err)
+	}
+	pool := readManifest(t, "warmpool.yaml")
+	pool.SetName("boris-toolchain")
+	must(unstructured.SetNestedField(pool.Object, int64(1), "spec", "replicas"))
+	must(unstructured.SetNestedField(pool.Object, "boris-toolchain", "spec", "sandboxTemplateRef", "name"))
+	start := time.Now()
+	if _, err := dyn.Resource(sandboxGVR["SandboxWarmPool"]).Namespace(ns).Create(ctx, pool, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
+		t.Fatal(err)
+	}
+	claim := readManifest(t, "claim.yaml")
+	claim.SetName("agent-toolchain")
+	must(unstructured.SetNestedField(claim.Object, "boris-toolchain", "spec", "warmPoolRef", "name"))
+	if _, err := dyn.Resource(sandboxGVR["SandboxClaim"]).Namespace(ns).Create(ctx, claim, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
+		t.Fatal(err)
+	}
+	var podIP, name string
+	waitUntil(t, 3*time.Minute, func() (bool, string) {
+		cl, err := dyn.Resource(sandboxGVR["SandboxClaim"]).Namespace(ns).Get(ctx, "agent-toolchain", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		ips, _, _ := unstructured.NestedStringSlice(cl.Object, "status", "sandbox", "podIPs")
+		name, _, _ = unstructured.NestedString(cl.Object, "status", "sandbox", "name")
+		if len(ips) > 0 && name != "" {
+			if p, err := c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{}); err == nil && podReady(*p) {
+				podIP = ips[0]
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("claim status %v", cl.Object["status"])
+	}, func() string { return sandboxDiagnose(c, ns) })
+	pod := sandboxPod(t, c, ns, name)
+	t.Logf("the toolchain sandbox: pool created → claimed pod Ready in %s (created → Ready %s by the kubelet's timestamps)", time.Since(start).Round(10*time.Millisecond), readySince(pod))
+	if onNode := claimDir(t, c, ns, pod); onNode != dir {
+		t.Fatalf("the sandbox's workspace is %q, not the checkout's volume %s", onNode, dir)
+	}
+	realWork(t, "kubernetes, agent-sandbox's toolchain template", "http://"+podIP+":8080", token, pythonProject, dir)
+	_ = dyn.Resource(sandboxGVR["SandboxClaim"]).Namespace(ns).Delete(ctx, "agent-toolchain", metav1.DeleteOptions{})
+	_ = dyn.Resource(sandboxGVR["SandboxWarmPool"]).Namespace(ns).Delete(ctx, "boris-toolchain", metav1.DeleteOptions{})
+	_ = dyn.Resource(sandboxGVR["SandboxTemplate"]).Namespace(ns).Delete(ctx, "boris-toolchain", metav1.DeleteOptions{})
+	waitPodGone(t, c, ns, pod.Name, time.Minute)
 }
 
 // requiredVersion reads module's version from a go.mod's text.

@@ -73,6 +73,8 @@ func requireCluster(t *testing.T) *kube.Cluster {
 		for img, tags := range boris {
 			images[img] = tags
 		}
+		// The toolchain images of the real-work tests, under their own names.
+		images[imagePython], images[imageGo] = nil, nil
 		theCluster, clusterErr = kube.Up(ctx, kube.Options{Dir: kube.DefaultDir, BinDir: bin, Images: images, Log: os.Stderr})
 	})
 	if clusterErr != nil {
@@ -144,9 +146,11 @@ func helmInstall(t *testing.T, c *kube.Cluster, ns, name string, files []string,
 	inst := action.NewInstall(r.cfg)
 	inst.ReleaseName, inst.Namespace = name, ns
 	inst.Wait, inst.Timeout = true, 3*time.Minute
+	start := time.Now()
 	if r.rel, err = inst.Run(ch, vals); err != nil {
 		t.Fatalf("helm install %s %v: %v\n%s", name, files, err, r.diagnose())
 	}
+	t.Logf("helm install %s %v %v: Ready in %s", name, files, set, time.Since(start).Round(10*time.Millisecond))
 	return r
 }
 
@@ -437,6 +441,9 @@ func TestKubeStandalone(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("without a token: %s, want 401", resp.Status)
 	}
+	if ready := readySince(pod); ready > 0 {
+		t.Logf("the chart's default pod: created → Ready in %s (kubelet's timestamps, 1 s resolution)", ready)
+	}
 	token := r.token(t, r.fullname(), "token")
 	exerciseTools(t, url, token)
 
@@ -595,6 +602,7 @@ func TestKubeValueFiles(t *testing.T) {
 		"sandbox-values.yaml":        checkSandbox,
 		"servicemonitor-values.yaml": checkServiceMonitor,
 		"sidecar-values.yaml":        checkSidecar,
+		"toolchain-values.yaml":      checkToolchain,
 	}
 	for _, f := range files {
 		base := filepath.Base(f)
@@ -646,7 +654,52 @@ func prepare(t *testing.T, c *kube.Cluster, ns, file string) {
 		}
 	case "servicemonitor-values.yaml":
 		installServiceMonitorCRD(t, c)
+	case "toolchain-values.yaml":
+		// A Go project's checkout, owned by the developer (uid 1000), on
+		// a volume of the node, claimed as "checkout".
+		dir := hostPathVolume(t, c, ns+"-checkout", "", ns, "checkout", "1Gi")
+		checkout(t, goProject, dir, checkoutUID)
+		pvc := &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: "checkout"},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				StorageClassName: ptr(""),
+				VolumeName:       ns + "-checkout",
+				Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+			},
+		}
+		if _, err := c.Client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
+}
+
+// checkToolchain: boris injected into the Go toolchain image by the
+// chart's toolchainImage runs as the checkout's owner, says at start-up
+// which language servers it found, and does a Go project's real work
+// through the Service.
+func checkToolchain(t *testing.T, r *kubeRelease) {
+	pod := r.readyPod(t)
+	if ready := readySince(pod); ready > 0 {
+		t.Logf("toolchainImage pod: created → Ready in %s (kubelet's timestamps, 1 s resolution)", ready)
+	}
+	logs, err := r.c.Client.CoreV1().Pods(r.ns).GetLogs(pod.Name, &corev1.PodLogOptions{Container: "boris"}).DoRaw(context.Background())
+	if err != nil || !bytes.Contains(logs, []byte("go=/usr/local/bin/gopls")) {
+		t.Fatalf("boris's start-up log does not name gopls as found: %v\n%s", err, logs)
+	}
+	realWork(t, "kubernetes, the chart's toolchainImage", r.serviceURL(t), r.token(t, "rel-boris", "token"), goProject,
+		filepath.Join(r.c.Dir, "volumes", r.ns+"-checkout"))
+}
+
+// readySince is how long the pod took from its creation to Ready, by the
+// kubelet's timestamps (0 when not known).
+func readySince(p corev1.Pod) time.Duration {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return c.LastTransitionTime.Sub(p.CreationTimestamp.Time)
+		}
+	}
+	return 0
 }
 
 // checkExistingClaim: the workspace is the claim the user made, and a file

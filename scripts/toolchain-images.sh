@@ -4,7 +4,8 @@
 # nothing of boris — and fetches the projects those tests work on:
 #
 #   boris-e2e/python:latest  Debian bookworm (minbase) with python3, pytest,
-#                            git, python3-pylsp and python3-setuptools
+#                            git, python3-pylsp (with pyflakes) and
+#                            python3-setuptools
 #   boris-e2e/go:latest      Debian bookworm (minbase) with golang (Go 1.19),
 #                            git, and gopls v0.23.0 built here from the module
 #                            proxy (statically) as /usr/local/bin/gopls
@@ -88,7 +89,8 @@ build() {
   docker tag "$tag" "boris-e2e/$name:latest"
 }
 
-build python "python3,python3-pytest,git,python3-pylsp,python3-setuptools,ca-certificates" ""
+# pyflakes is where pylsp's diagnostics of undefined names come from.
+build python "python3,python3-pytest,git,python3-pylsp,python3-pyflakes,python3-setuptools,ca-certificates" ""
 # Debian's golang-go recommends gcc, which minbase leaves out; Go 1.19
 # would still try cgo without it (later Go versions stop by themselves).
 build go "golang-go,git,ca-certificates" "$gopls_dir/gopls" 'ENV CGO_ENABLED=0'
