@@ -215,7 +215,9 @@ func toolchainSandbox(t *testing.T, c *kube.Cluster, dyn dynamic.Interface, ns, 
 	if _, err := c.Client.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.Client.StorageV1().StorageClasses().Delete(context.Background(), class, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = c.Client.StorageV1().StorageClasses().Delete(context.Background(), class, metav1.DeleteOptions{})
+	})
 	dir := hostPathVolume(t, c, ns+"-checkout", class, ns, "", "5Gi")
 	checkout(t, pythonProject, dir, checkoutUID)
 
