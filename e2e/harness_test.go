@@ -38,6 +38,10 @@ type spec struct {
 	user       string
 	// volumes are named Docker volumes mounted read-only: volume → path.
 	volumes map[string]string
+	// readOnly mounts the image's root filesystem read-only, with a
+	// tmpfs at each tmpfs path (path → mount options).
+	readOnly bool
+	tmpfs    map[string]string
 	// tls, when set, is the client side of HTTPS: boris serves TLS and is
 	// reached over https with this configuration (its CA, its server name).
 	tls *tls.Config
@@ -88,6 +92,12 @@ func startBoris(t *testing.T, s spec) *server {
 			if s.workspace != "" {
 				c.WorkingDir = "/workspace"
 			}
+		}))
+	}
+	if s.readOnly || len(s.tmpfs) > 0 {
+		opts = append(opts, testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+			hc.ReadonlyRootfs = s.readOnly
+			hc.Tmpfs = s.tmpfs
 		}))
 	}
 	for vol, path := range s.volumes {

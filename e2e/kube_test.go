@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -689,6 +691,60 @@ func checkToolchain(t *testing.T, r *kubeRelease) {
 	}
 	realWork(t, "kubernetes, the chart's toolchainImage", r.serviceURL(t), r.token(t, "rel-boris", "token"), goProject,
 		filepath.Join(r.c.Dir, "volumes", r.ns+"-checkout"))
+	// The cost of the injection, measured when asked for (it installs
+	// releases over and over): BORIS_E2E_READY_ROUNDS=N.
+	if n, _ := strconv.Atoi(os.Getenv("BORIS_E2E_READY_ROUNDS")); n > 0 {
+		compareReady(t, r.c, r.ns, n)
+	}
+}
+
+// compareReady installs the chart's default pod and the same with
+// toolchainImage (the Python toolchain image) in turns, rounds times each,
+// and logs how long each took from `helm install` to its pod being Ready,
+// as this test sees it (polled every 50 ms) and by the kubelet's
+// timestamps.
+func compareReady(t *testing.T, c *kube.Cluster, ns string, rounds int) {
+	variants := []struct {
+		name string
+		set  []string
+	}{
+		{"plain", []string{"service.enabled=false"}},
+		{"injected", []string{"service.enabled=false", "toolchainImage.repository=boris-e2e/python"}},
+	}
+	ch, err := loader.Load(chartDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := map[string][]time.Duration{}
+	for i := range rounds {
+		for _, v := range variants {
+			name := fmt.Sprintf("%s-%d", v.name, i)
+			vals, err := chartValues(nil, v.set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := &kubeRelease{c: c, ns: ns, name: name, cfg: helmConfig(t, c, ns)}
+			inst := action.NewInstall(r.cfg)
+			inst.ReleaseName, inst.Namespace = name, ns
+			start := time.Now()
+			if r.rel, err = inst.Run(ch, vals); err != nil {
+				t.Fatalf("helm install %s: %v", name, err)
+			}
+			pod := r.readyPod(t)
+			d := time.Since(start)
+			took[v.name] = append(took[v.name], d)
+			t.Logf("ready time, round %d, %-8s: helm install → Ready %6.2fs (created → Ready %s by the kubelet)", i+1, v.name, d.Seconds(), readySince(pod))
+			r.uninstall(t)
+			waitNothingLeft(t, r)
+		}
+	}
+	median := func(ds []time.Duration) time.Duration {
+		s := slices.Clone(ds)
+		slices.Sort(s)
+		return s[len(s)/2]
+	}
+	p, in := median(took["plain"]), median(took["injected"])
+	t.Logf("ready time, median of %d: plain %.2fs, injected %.2fs (%.2f×)", rounds, p.Seconds(), in.Seconds(), in.Seconds()/p.Seconds())
 }
 
 // readySince is how long the pod took from its creation to Ready, by the

@@ -421,12 +421,17 @@ func TestRealWorkDocker(t *testing.T) {
 			t.Parallel()
 			ws := filepath.Join(workspace(t), "checkout")
 			checkout(t, p, ws, checkoutUID)
+			// As docs/deploy.md advises for an image that should stay
+			// untouched: a read-only root, /tmp a tmpfs (exec: go test
+			// runs its binaries from there).
 			srv := startBoris(t, spec{
 				image: p.image, entrypoint: []string{"/opt/boris/boris"}, user: "1000:1000", workspace: ws,
 				volumes: map[string]string{vol: "/opt/boris"}, env: map[string]string{"BORIS_HOST": "0.0.0.0", "BORIS_TOKEN": "real-work"},
+				readOnly: true, tmpfs: map[string]string{"/tmp": "rw,exec,mode=1777,size=1g"},
 			})
 			logs := srv.logs(t)
-			for _, want := range []string{"no entry in /etc/passwd", "HOME /: not writable", "HOME=/tmp/boris-home-1000"} {
+			for _, want := range []string{"no entry in /etc/passwd", "HOME /: not writable", "HOME=/tmp/boris-home-1000",
+				"the root filesystem is read-only: commands can write only to mounted volumes; writable: /workspace, /tmp"} {
 				if !strings.Contains(logs, want) {
 					t.Errorf("start-up log lacks %q:\n%s", want, logs)
 				}
