@@ -334,6 +334,10 @@ func checkBorisContainer(t *testing.T, d appsv1.Deployment, c corev1.Container, 
 	if e := env(t, c, "BORIS_WORKDIR"); e.Value != "/workspace" {
 		t.Fatalf("BORIS_WORKDIR %q", e.Value)
 	}
+	// Set by the chart, not left to the image: a toolchainImage has none.
+	if e := env(t, c, "BORIS_HOST"); e.Value != "0.0.0.0" {
+		t.Fatalf("BORIS_HOST %q", e.Value)
+	}
 	if m := mount(t, c, "workspace"); m.MountPath != "/workspace" || m.ReadOnly {
 		t.Fatalf("workspace mount %+v", m)
 	}
