@@ -43,11 +43,14 @@ RUN set -e; mkdir -p /out/workspace; \
 
 # The root filesystem around the binary, staged with busybox's own sh (the
 # stand-in has nothing but /bin/busybox, so every command goes through it).
+# /opt/boris, empty and 65532's, is where `boris install /opt/boris` puts a
+# copy: an empty Docker volume mounted there takes its owner, so the
+# default user can fill it.
 FROM ${BUSYBOX_IMAGE} AS rootfs
 LABEL io.boris-mcp.stage=rootfs
 SHELL ["/bin/busybox", "sh", "-c"]
 RUN set -e; bb=/bin/busybox; r=/rootfs; \
-    $bb mkdir -p $r/bin $r/sbin $r/usr/bin $r/usr/sbin $r/usr/local/bin $r/etc/ssl/certs $r/tmp $r/workspace $r/home/boris; \
+    $bb mkdir -p $r/bin $r/sbin $r/usr/bin $r/usr/sbin $r/usr/local/bin $r/etc/ssl/certs $r/tmp $r/workspace $r/home/boris $r/opt/boris; \
     $bb cp $bb $r/bin/busybox; \
     for a in $($bb --list-full); do \
       case "$a" in bin/busybox|*/bash) continue ;; esac; \
@@ -57,7 +60,7 @@ RUN set -e; bb=/bin/busybox; r=/rootfs; \
     printf 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nboris:x:65532:65532:boris:/home/boris:/bin/sh\n' > $r/etc/passwd; \
     printf 'root:x:0:\nnobody:x:65534:\nboris:x:65532:\n' > $r/etc/group; \
     $bb chmod 1777 $r/tmp; \
-    $bb chown 65532:65532 $r/workspace $r/home/boris
+    $bb chown 65532:65532 $r/workspace $r/home/boris $r/opt/boris
 
 FROM scratch
 ARG VERSION=dev

@@ -90,9 +90,12 @@ E2E_FLAGS ?= -count=1 -parallel 8 -timeout 20m
 .PHONY: images e2e e2e-lint kube-bin cluster-up cluster-down helm-test release-check release clean-images
 
 ## images: boris:latest and boris:distroless from Dockerfile and
-## Dockerfile.distroless, offline: local stand-ins replace the base images
+## Dockerfile.distroless, offline: local stand-ins replace the base images;
+## then the toolchain images of the real-work tests (Debian's packages,
+## made once and kept: scripts/toolchain-images.sh)
 images:
 	VERSION=$(VERSION) scripts/images.sh
+	scripts/toolchain-images.sh
 
 ## e2e: the images, then the container, compose, Helm (rendered, and
 ## installed on a throwaway Kubernetes cluster), Dockerfile and release
@@ -133,5 +136,5 @@ release:
 
 ## clean-images: remove the images and stand-ins `make images` made
 clean-images:
-	-docker rmi boris:latest boris:distroless boris-e2e:bash $$(docker images --format '{{.Repository}}:{{.Tag}}' 'boris-standin/*')
+	-docker rmi boris:latest boris:distroless boris-e2e:bash $$(docker images --format '{{.Repository}}:{{.Tag}}' 'boris-standin/*') $$(docker images --format '{{.Repository}}:{{.Tag}}' 'boris-e2e/*')
 	docker image prune -f --filter label=io.boris-mcp.stage

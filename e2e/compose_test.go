@@ -133,3 +133,63 @@ func freePort(t *testing.T) int {
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
 }
+
+// TestComposeToolchain brings compose.toolchain.yaml up with every Compose
+// found: boris copied into a volume and run in the Python toolchain image
+// as the owner of a real project's checkout, whose tests it runs and whose
+// code pylsp knows; then down, the volume removed.
+func TestComposeToolchain(t *testing.T) {
+	requireToolchainImages(t)
+	impls := composeCommands()
+	if len(impls) == 0 {
+		if inCI() {
+			t.Fatal("neither `docker compose` nor docker-compose is installed (CI is set)")
+		}
+		t.Skip("neither `docker compose` nor docker-compose is installed")
+	}
+	for name, argv := range impls {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ws := filepath.Join(workspace(t), "checkout")
+			checkout(t, pythonProject, ws, checkoutUID)
+			const token = "compose-toolchain-token"
+			port := freePort(t)
+			project := fmt.Sprintf("boris-e2e-tc-%d-%d", os.Getpid(), port)
+			env := append(os.Environ(), "BORIS_TOKEN="+token, "BORIS_WORKSPACE="+ws, "BORIS_HOST_PORT="+strconv.Itoa(port),
+				"BORIS_IMAGE="+imageLatest, "BORIS_TOOLCHAIN_IMAGE="+imagePython, "BORIS_USER=1000:1000")
+			compose := func(timeout time.Duration, args ...string) (string, error) {
+				ctx, cancel := context.WithTimeout(context.Background(), timeout)
+				defer cancel()
+				full := append(append(append([]string{}, argv[1:]...), "-f", filepath.Join(repoRoot, "compose.toolchain.yaml"), "-p", project), args...)
+				cmd := exec.CommandContext(ctx, argv[0], full...)
+				cmd.Env = env
+				out, err := cmd.CombinedOutput()
+				return string(out), err
+			}
+			if out, err := compose(3*time.Minute, "up", "-d"); err != nil {
+				t.Fatalf("up: %v\n%s", err, out)
+			}
+			t.Cleanup(func() {
+				if t.Failed() {
+					out, _ := compose(time.Minute, "logs", "--no-color")
+					t.Logf("compose logs:\n%s", out)
+				}
+				if out, err := compose(2*time.Minute, "down", "-v", "--remove-orphans"); err != nil {
+					t.Logf("down: %v\n%s", err, out)
+				}
+			})
+			url := reachable(t, nil, strconv.Itoa(port), nil)
+			cs := connect(t, url, token)
+			defer cs.Close()
+			out := bash(t, cs, pythonProject.test+"; id -u; git status --short | wc -l")
+			if exitCode(t, out) != 0 || !strings.Contains(out, pythonProject.pass) || !strings.Contains(out, "\n1000\n0\n") {
+				t.Fatalf("the project's tests in the toolchain image: %s", out)
+			}
+			line, char := position(t, ws, pythonProject.defFile, pythonProject.defNeedle)
+			def := mustOK(t, cs, "lsp", map[string]any{"operation": "goToDefinition", "filePath": pythonProject.defFile, "line": line, "character": char})
+			if !strings.Contains(def, pythonProject.defWant) {
+				t.Fatalf("goToDefinition through pylsp: %s", def)
+			}
+		})
+	}
+}

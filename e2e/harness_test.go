@@ -33,6 +33,15 @@ type spec struct {
 	// mounts are host directories bind-mounted read-only: host path →
 	// path in the container.
 	mounts map[string]string
+	// entrypoint replaces the image's, user its USER (uid:gid).
+	entrypoint []string
+	user       string
+	// volumes are named Docker volumes mounted read-only: volume → path.
+	volumes map[string]string
+	// readOnly mounts the image's root filesystem read-only, with a
+	// tmpfs at each tmpfs path (path → mount options).
+	readOnly bool
+	tmpfs    map[string]string
 	// tls, when set, is the client side of HTTPS: boris serves TLS and is
 	// reached over https with this configuration (its CA, its server name).
 	tls *tls.Config
@@ -70,6 +79,30 @@ func startBoris(t *testing.T, s spec) *server {
 	if s.workspace != "" {
 		opts = append(opts, testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
 			hc.Binds = append(hc.Binds, s.workspace+":/workspace")
+		}))
+	}
+	if len(s.entrypoint) > 0 || s.user != "" {
+		opts = append(opts, testcontainers.WithConfigModifier(func(c *container.Config) {
+			if len(s.entrypoint) > 0 {
+				c.Entrypoint = s.entrypoint
+			}
+			if s.user != "" {
+				c.User = s.user
+			}
+			if s.workspace != "" {
+				c.WorkingDir = "/workspace"
+			}
+		}))
+	}
+	if s.readOnly || len(s.tmpfs) > 0 {
+		opts = append(opts, testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+			hc.ReadonlyRootfs = s.readOnly
+			hc.Tmpfs = s.tmpfs
+		}))
+	}
+	for vol, path := range s.volumes {
+		opts = append(opts, testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+			hc.Binds = append(hc.Binds, vol+":"+path+":ro")
 		}))
 	}
 	for host, path := range s.mounts {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -333,6 +334,10 @@ func checkBorisContainer(t *testing.T, d appsv1.Deployment, c corev1.Container, 
 	if e := env(t, c, "BORIS_WORKDIR"); e.Value != "/workspace" {
 		t.Fatalf("BORIS_WORKDIR %q", e.Value)
 	}
+	// Set by the chart, not left to the image: a toolchainImage has none.
+	if e := env(t, c, "BORIS_HOST"); e.Value != "0.0.0.0" {
+		t.Fatalf("BORIS_HOST %q", e.Value)
+	}
 	if m := mount(t, c, "workspace"); m.MountPath != "/workspace" || m.ReadOnly {
 		t.Fatalf("workspace mount %+v", m)
 	}
@@ -573,5 +578,74 @@ func TestHelmTLS(t *testing.T) {
 	}
 	if notes := helmNotes(t); !strings.Contains(notes, "http://rel-boris.agents.svc:8080/mcp") || strings.Contains(notes, "TLS") {
 		t.Errorf("default notes:\n%s", notes)
+	}
+}
+
+// TestHelmToolchainImage: toolchainImage runs the workspace container from
+// another image with boris injected by an init container, and keeps
+// everything else — the security contexts (the init container's too),
+// probes (HTTPS with TLS), the token file, checkpoints, the sidecar agent.
+func TestHelmToolchainImage(t *testing.T) {
+	r := helmTemplateSet(t, nil, []string{"toolchainImage.repository=python", "toolchainImage.tag=3.12-bookworm",
+		"agent.enabled=true", "agent.image.repository=ghcr.io/example/coding-agent", "tls.secretName=boris-tls"})
+	d := r.deployments[0]
+	pod := d.Spec.Template.Spec
+	if len(pod.InitContainers) != 1 || len(pod.Containers) != 2 {
+		t.Fatalf("%d init containers, %d containers", len(pod.InitContainers), len(pod.Containers))
+	}
+	ini, boris := pod.InitContainers[0], pod.Containers[0]
+	if ini.Name != "install-boris" || ini.Image != "ghcr.io/boris-mcp/boris:0.1.0" ||
+		!slices.Equal(ini.Command, []string{"/usr/local/bin/boris", "install", "/opt/boris"}) {
+		t.Fatalf("init container %s: image %s command %v", ini.Name, ini.Image, ini.Command)
+	}
+	if !reflect.DeepEqual(ini.SecurityContext, boris.SecurityContext) {
+		t.Fatalf("the init container's securityContext %+v differs from boris's %+v", ini.SecurityContext, boris.SecurityContext)
+	}
+	if m := mount(t, ini, "boris-bin"); m.MountPath != "/opt/boris" || m.ReadOnly {
+		t.Fatalf("init container's mount %+v", m)
+	}
+	if ini.Resources.Limits.Memory().IsZero() {
+		t.Fatalf("init container resources %+v", ini.Resources)
+	}
+	if boris.Image != "python:3.12-bookworm" || !slices.Equal(boris.Command, []string{"/opt/boris/boris"}) {
+		t.Fatalf("workspace container: image %s command %v", boris.Image, boris.Command)
+	}
+	if m := mount(t, boris, "boris-bin"); m.MountPath != "/opt/boris" || !m.ReadOnly {
+		t.Fatalf("workspace container's mount of boris %+v", m)
+	}
+	if v := volume(t, pod, "boris-bin"); v.EmptyDir == nil {
+		t.Fatalf("boris-bin volume %+v, want an emptyDir", v.VolumeSource)
+	}
+	// Everything else as without toolchainImage.
+	same := boris
+	same.Image = "ghcr.io/boris-mcp/boris:0.1.0"
+	checkBorisContainer(t, d, same, "rel-boris", "token")
+	if p := boris.ReadinessProbe; p.HTTPGet.Scheme != corev1.URISchemeHTTPS {
+		t.Fatalf("readiness probe with TLS: %+v", p.HTTPGet)
+	}
+	if e := env(t, boris, "BORIS_CHECKPOINT_DIR"); e.Value != "/var/lib/boris/checkpoints" {
+		t.Fatalf("BORIS_CHECKPOINT_DIR %q", e.Value)
+	}
+	if e := env(t, boris, "HOME"); e.Value != "/tmp" {
+		t.Fatalf("HOME %q", e.Value)
+	}
+	mount(t, boris, "checkpoints")
+	mount(t, boris, "tls")
+	if pod.Containers[1].Name != "agent" {
+		t.Fatalf("second container %s, want the agent", pod.Containers[1].Name)
+	}
+
+	// The test value set: the e2e toolchain image, run as the checkout's owner.
+	r = helmTemplate(t, "ci/toolchain-values.yaml")
+	pod = r.deployments[0].Spec.Template.Spec
+	if pod.Containers[0].Image != "boris-e2e/go:latest" || *pod.SecurityContext.RunAsUser != 1000 || *pod.InitContainers[0].SecurityContext.RunAsUser != 1000 {
+		t.Fatalf("ci/toolchain-values.yaml: image %s, pod uid %d", pod.Containers[0].Image, *pod.SecurityContext.RunAsUser)
+	}
+	if v := volume(t, pod, "workspace"); v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != "checkout" {
+		t.Fatalf("workspace %+v", v.VolumeSource)
+	}
+	// Without toolchainImage there is no init container.
+	if n := len(helmTemplate(t).deployments[0].Spec.Template.Spec.InitContainers); n != 0 {
+		t.Fatalf("%d init containers by default", n)
 	}
 }

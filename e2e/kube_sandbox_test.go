@@ -199,6 +199,107 @@ func TestKubeAgentSandbox(t *testing.T) {
 	// namespace's deletion finds nothing holding a finalizer.
 	_ = dyn.Resource(sandboxGVR["SandboxWarmPool"]).Namespace(ns).Delete(ctx, "boris", metav1.DeleteOptions{})
 	_ = dyn.Resource(sandboxGVR["SandboxTemplate"]).Namespace(ns).Delete(ctx, "boris", metav1.DeleteOptions{})
+
+	toolchainSandbox(t, c, dyn, ns, token)
+}
+
+// toolchainSandbox: sandboxtemplate-toolchain.yaml with the Python
+// toolchain image as its image and the checkout's owner (uid 1000) as its
+// user — the two lines its comment says to change — and its claim on a
+// volume holding a Python project's checkout; a warm pool of one, a claim,
+// and the project's real work through the sandbox's boris.
+func toolchainSandbox(t *testing.T, c *kube.Cluster, dyn dynamic.Interface, ns, token string) {
+	ctx := context.Background()
+	const class = "sandbox-checkout"
+	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: class}, Provisioner: "kubernetes.io/no-provisioner"}
+	if _, err := c.Client.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.Client.StorageV1().StorageClasses().Delete(context.Background(), class, metav1.DeleteOptions{})
+	})
+	dir := hostPathVolume(t, c, ns+"-checkout", class, ns, "", "5Gi")
+	checkout(t, pythonProject, dir, checkoutUID)
+
+	tmpl := readManifest(t, "sandboxtemplate-toolchain.yaml")
+	spec := []string{"spec", "podTemplate", "spec"}
+	containers, _, _ := unstructured.NestedSlice(tmpl.Object, append(spec, "containers")...)
+	inits, _, _ := unstructured.NestedSlice(tmpl.Object, append(spec, "initContainers")...)
+	boris := containers[0].(map[string]any)
+	boris["image"] = imagePython
+	for _, ctr := range []any{boris, inits[0]} {
+		sctx := ctr.(map[string]any)["securityContext"].(map[string]any)
+		sctx["runAsUser"], sctx["runAsGroup"] = int64(checkoutUID), int64(checkoutUID)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(unstructured.SetNestedSlice(tmpl.Object, containers, append(spec, "containers")...))
+	must(unstructured.SetNestedSlice(tmpl.Object, inits, append(spec, "initContainers")...))
+	for _, k := range []string{"runAsUser", "runAsGroup", "fsGroup"} {
+		must(unstructured.SetNestedField(tmpl.Object, int64(checkoutUID), append(spec, "securityContext", k)...))
+	}
+	claims, _, _ := unstructured.NestedSlice(tmpl.Object, "spec", "volumeClaimTemplates")
+	must(unstructured.SetNestedField(claims[0].(map[string]any), class, "spec", "storageClassName"))
+	must(unstructured.SetNestedSlice(tmpl.Object, claims, "spec", "volumeClaimTemplates"))
+	if _, err := dyn.Resource(sandboxGVR["SandboxTemplate"]).Namespace(ns).Create(ctx, tmpl, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
+		t.Fatalf("sandboxtemplate-toolchain.yaml: the API server refuses it: %v", err)
+	}
+	pool := readManifest(t, "warmpool.yaml")
+	pool.SetName("boris-toolchain")
+	must(unstructured.SetNestedField(pool.Object, int64(1), "spec", "replicas"))
+	must(unstructured.SetNestedField(pool.Object, "boris-toolchain", "spec", "sandboxTemplateRef", "name"))
+	start := time.Now()
+	if _, err := dyn.Resource(sandboxGVR["SandboxWarmPool"]).Namespace(ns).Create(ctx, pool, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
+		t.Fatal(err)
+	}
+	// The pool's sandbox becomes Ready through boris's probe in the
+	// toolchain image; the claim then takes it, volume and all.
+	waitUntil(t, 3*time.Minute, func() (bool, string) {
+		p, err := dyn.Resource(sandboxGVR["SandboxWarmPool"]).Namespace(ns).Get(ctx, "boris-toolchain", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		ready, _, _ := unstructured.NestedInt64(p.Object, "status", "readyReplicas")
+		return ready == 1, fmt.Sprintf("pool status %v", p.Object["status"])
+	}, func() string { return sandboxDiagnose(c, ns) })
+	poolReady := time.Since(start)
+	claim := readManifest(t, "claim.yaml")
+	claim.SetName("agent-toolchain")
+	must(unstructured.SetNestedField(claim.Object, "boris-toolchain", "spec", "warmPoolRef", "name"))
+	if _, err := dyn.Resource(sandboxGVR["SandboxClaim"]).Namespace(ns).Create(ctx, claim, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
+		t.Fatal(err)
+	}
+	var podIP, name string
+	waitUntil(t, 3*time.Minute, func() (bool, string) {
+		cl, err := dyn.Resource(sandboxGVR["SandboxClaim"]).Namespace(ns).Get(ctx, "agent-toolchain", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		ips, _, _ := unstructured.NestedStringSlice(cl.Object, "status", "sandbox", "podIPs")
+		name, _, _ = unstructured.NestedString(cl.Object, "status", "sandbox", "name")
+		if len(ips) > 0 && name != "" {
+			if p, err := c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{}); err == nil && podReady(*p) {
+				podIP = ips[0]
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("claim status %v", cl.Object["status"])
+	}, func() string { return sandboxDiagnose(c, ns) })
+	pod := sandboxPod(t, c, ns, name)
+	t.Logf("the toolchain sandbox: pool created → its sandbox Ready in %s (the pod created → Ready %s by the kubelet's timestamps); claimed and Ready %s later",
+		poolReady.Round(10*time.Millisecond), readySince(pod), (time.Since(start) - poolReady).Round(10*time.Millisecond))
+	if onNode := claimDir(t, c, ns, pod); onNode != dir {
+		t.Fatalf("the sandbox's workspace is %q, not the checkout's volume %s", onNode, dir)
+	}
+	realWork(t, "kubernetes, agent-sandbox's toolchain template", "http://"+podIP+":8080", token, pythonProject, dir)
+	_ = dyn.Resource(sandboxGVR["SandboxClaim"]).Namespace(ns).Delete(ctx, "agent-toolchain", metav1.DeleteOptions{})
+	_ = dyn.Resource(sandboxGVR["SandboxWarmPool"]).Namespace(ns).Delete(ctx, "boris-toolchain", metav1.DeleteOptions{})
+	_ = dyn.Resource(sandboxGVR["SandboxTemplate"]).Namespace(ns).Delete(ctx, "boris-toolchain", metav1.DeleteOptions{})
+	waitPodGone(t, c, ns, pod.Name, time.Minute)
 }
 
 // requiredVersion reads module's version from a go.mod's text.
@@ -329,7 +430,7 @@ func TestAgentSandboxTemplateMatchesChart(t *testing.T) {
 			t.Errorf("%s: the template has %+v, the chart %+v", c.what, c.got, c.want)
 		}
 	}
-	for _, name := range []string{"BORIS_PORT", "BORIS_WORKDIR", "HOME", "BORIS_CHECKPOINT_DIR", "BORIS_CHECKPOINT_MAX_BYTES"} {
+	for _, name := range []string{"BORIS_HOST", "BORIS_PORT", "BORIS_WORKDIR", "HOME", "BORIS_CHECKPOINT_DIR", "BORIS_CHECKPOINT_MAX_BYTES"} {
 		if envValue(boris, name) != envValue(want, name) {
 			t.Errorf("%s: the template has %q, the chart %q", name, envValue(boris, name), envValue(want, name))
 		}
@@ -360,4 +461,80 @@ func TestAgentSandboxTemplateMatchesChart(t *testing.T) {
 	// The token: a file from the Secret boris-token (key token), mounted
 	// as the chart mounts its own Secret.
 	checkTokenFile(t, pod, boris, "boris-token", "token")
+}
+
+// templatePod decodes a SandboxTemplate's pod spec strictly.
+func templatePod(t *testing.T, file string) corev1.PodSpec {
+	t.Helper()
+	raw, _, _ := unstructured.NestedMap(readManifest(t, file).Object, "spec", "podTemplate", "spec")
+	b, err := yaml.Marshal(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pod corev1.PodSpec
+	if err := yaml.UnmarshalStrict(b, &pod); err != nil {
+		t.Fatalf("%s's pod spec: %v", file, err)
+	}
+	return pod
+}
+
+// TestAgentSandboxToolchainTemplate: sandboxtemplate-toolchain.yaml is
+// sandboxtemplate.yaml's pod with boris injected into another image — the
+// init container, the boris-bin emptyDir and its read-only mount, the
+// image and the command differ, nothing else — and its init container is
+// the chart's toolchainImage one.
+func TestAgentSandboxToolchainTemplate(t *testing.T) {
+	plain, tc := templatePod(t, "sandboxtemplate.yaml"), templatePod(t, "sandboxtemplate-toolchain.yaml")
+	if len(tc.InitContainers) != 1 || len(tc.Containers) != 1 {
+		t.Fatalf("%d init containers, %d containers", len(tc.InitContainers), len(tc.Containers))
+	}
+	boris := tc.Containers[0]
+	if boris.Image == plain.Containers[0].Image || !reflect.DeepEqual(boris.Command, []string{"/opt/boris/boris"}) {
+		t.Fatalf("workspace container: image %s command %v", boris.Image, boris.Command)
+	}
+	if m := mount(t, boris, "boris-bin"); m.MountPath != "/opt/boris" || !m.ReadOnly {
+		t.Fatalf("boris-bin mount %+v", m)
+	}
+	if v := volume(t, tc, "boris-bin"); v.EmptyDir == nil {
+		t.Fatalf("boris-bin volume %+v", v.VolumeSource)
+	}
+	chart := helmTemplateSet(t, nil, []string{"toolchainImage.repository=python", "toolchainImage.tag=3.12-bookworm"}).deployments[0].Spec.Template.Spec
+	want := chart.InitContainers[0]
+	got := tc.InitContainers[0]
+	for _, c := range []struct {
+		what      string
+		got, want any
+	}{
+		{"name", got.Name, want.Name},
+		{"image", got.Image, want.Image},
+		{"command", got.Command, want.Command},
+		{"securityContext", got.SecurityContext, want.SecurityContext},
+		{"resources", got.Resources, want.Resources},
+		{"volumeMounts", got.VolumeMounts, want.VolumeMounts},
+		{"boris-bin volume", volume(t, tc, "boris-bin").VolumeSource, volume(t, chart, "boris-bin").VolumeSource},
+	} {
+		if !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("init container %s: the template has %+v, the chart %+v", c.what, c.got, c.want)
+		}
+	}
+	// Without what injection adds, the two pods are the same.
+	tc.InitContainers = nil
+	var vols []corev1.Volume
+	for _, v := range tc.Volumes {
+		if v.Name != "boris-bin" {
+			vols = append(vols, v)
+		}
+	}
+	tc.Volumes = vols
+	var mounts []corev1.VolumeMount
+	for _, m := range boris.VolumeMounts {
+		if m.Name != "boris-bin" {
+			mounts = append(mounts, m)
+		}
+	}
+	boris.VolumeMounts, boris.Image, boris.Command = mounts, plain.Containers[0].Image, nil
+	tc.Containers = []corev1.Container{boris}
+	if !reflect.DeepEqual(tc, plain) {
+		t.Fatalf("beyond the injection the toolchain template differs from sandboxtemplate.yaml:\n%+v\n%+v", tc, plain)
+	}
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -73,6 +75,8 @@ func requireCluster(t *testing.T) *kube.Cluster {
 		for img, tags := range boris {
 			images[img] = tags
 		}
+		// The toolchain images of the real-work tests, under their own names.
+		images[imagePython], images[imageGo] = nil, nil
 		theCluster, clusterErr = kube.Up(ctx, kube.Options{Dir: kube.DefaultDir, BinDir: bin, Images: images, Log: os.Stderr})
 	})
 	if clusterErr != nil {
@@ -144,9 +148,11 @@ func helmInstall(t *testing.T, c *kube.Cluster, ns, name string, files []string,
 	inst := action.NewInstall(r.cfg)
 	inst.ReleaseName, inst.Namespace = name, ns
 	inst.Wait, inst.Timeout = true, 3*time.Minute
+	start := time.Now()
 	if r.rel, err = inst.Run(ch, vals); err != nil {
 		t.Fatalf("helm install %s %v: %v\n%s", name, files, err, r.diagnose())
 	}
+	t.Logf("helm install %s %v %v: Ready in %s", name, files, set, time.Since(start).Round(10*time.Millisecond))
 	return r
 }
 
@@ -437,6 +443,9 @@ func TestKubeStandalone(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("without a token: %s, want 401", resp.Status)
 	}
+	if ready := readySince(pod); ready > 0 {
+		t.Logf("the chart's default pod: created → Ready in %s (kubelet's timestamps, 1 s resolution)", ready)
+	}
 	token := r.token(t, r.fullname(), "token")
 	exerciseTools(t, url, token)
 
@@ -595,6 +604,7 @@ func TestKubeValueFiles(t *testing.T) {
 		"sandbox-values.yaml":        checkSandbox,
 		"servicemonitor-values.yaml": checkServiceMonitor,
 		"sidecar-values.yaml":        checkSidecar,
+		"toolchain-values.yaml":      checkToolchain,
 	}
 	for _, f := range files {
 		base := filepath.Base(f)
@@ -646,7 +656,106 @@ func prepare(t *testing.T, c *kube.Cluster, ns, file string) {
 		}
 	case "servicemonitor-values.yaml":
 		installServiceMonitorCRD(t, c)
+	case "toolchain-values.yaml":
+		// A Go project's checkout, owned by the developer (uid 1000), on
+		// a volume of the node, claimed as "checkout".
+		dir := hostPathVolume(t, c, ns+"-checkout", "", ns, "checkout", "1Gi")
+		checkout(t, goProject, dir, checkoutUID)
+		pvc := &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: "checkout"},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				StorageClassName: ptr(""),
+				VolumeName:       ns + "-checkout",
+				Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+			},
+		}
+		if _, err := c.Client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
+}
+
+// checkToolchain: boris injected into the Go toolchain image by the
+// chart's toolchainImage runs as the checkout's owner, says at start-up
+// which language servers it found, and does a Go project's real work
+// through the Service.
+func checkToolchain(t *testing.T, r *kubeRelease) {
+	pod := r.readyPod(t)
+	if ready := readySince(pod); ready > 0 {
+		t.Logf("toolchainImage pod: created → Ready in %s (kubelet's timestamps, 1 s resolution)", ready)
+	}
+	logs, err := r.c.Client.CoreV1().Pods(r.ns).GetLogs(pod.Name, &corev1.PodLogOptions{Container: "boris"}).DoRaw(context.Background())
+	if err != nil || !bytes.Contains(logs, []byte("go=/usr/local/bin/gopls")) {
+		t.Fatalf("boris's start-up log does not name gopls as found: %v\n%s", err, logs)
+	}
+	realWork(t, "kubernetes, the chart's toolchainImage", r.serviceURL(t), r.token(t, "rel-boris", "token"), goProject,
+		filepath.Join(r.c.Dir, "volumes", r.ns+"-checkout"))
+	// The cost of the injection, measured when asked for (it installs
+	// releases over and over): BORIS_E2E_READY_ROUNDS=N.
+	if n, _ := strconv.Atoi(os.Getenv("BORIS_E2E_READY_ROUNDS")); n > 0 {
+		compareReady(t, r.c, r.ns, n)
+	}
+}
+
+// compareReady installs the chart's default pod and the same with
+// toolchainImage (the Python toolchain image) in turns, rounds times each,
+// and logs how long each took from `helm install` to its pod being Ready,
+// as this test sees it (polled every 50 ms) and by the kubelet's
+// timestamps.
+func compareReady(t *testing.T, c *kube.Cluster, ns string, rounds int) {
+	variants := []struct {
+		name string
+		set  []string
+	}{
+		{"plain", []string{"service.enabled=false"}},
+		{"injected", []string{"service.enabled=false", "toolchainImage.repository=boris-e2e/python"}},
+	}
+	ch, err := loader.Load(chartDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := map[string][]time.Duration{}
+	for i := range rounds {
+		for _, v := range variants {
+			name := fmt.Sprintf("%s-%d", v.name, i)
+			vals, err := chartValues(nil, v.set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := &kubeRelease{c: c, ns: ns, name: name, cfg: helmConfig(t, c, ns)}
+			inst := action.NewInstall(r.cfg)
+			inst.ReleaseName, inst.Namespace = name, ns
+			start := time.Now()
+			if r.rel, err = inst.Run(ch, vals); err != nil {
+				t.Fatalf("helm install %s: %v", name, err)
+			}
+			pod := r.readyPod(t)
+			d := time.Since(start)
+			took[v.name] = append(took[v.name], d)
+			t.Logf("ready time, round %d, %-8s: helm install → Ready %6.2fs (created → Ready %s by the kubelet)", i+1, v.name, d.Seconds(), readySince(pod))
+			r.uninstall(t)
+			waitNothingLeft(t, r)
+		}
+	}
+	median := func(ds []time.Duration) time.Duration {
+		s := slices.Clone(ds)
+		slices.Sort(s)
+		return s[len(s)/2]
+	}
+	p, in := median(took["plain"]), median(took["injected"])
+	t.Logf("ready time, median of %d: plain %.2fs, injected %.2fs (%.2f×)", rounds, p.Seconds(), in.Seconds(), in.Seconds()/p.Seconds())
+}
+
+// readySince is how long the pod took from its creation to Ready, by the
+// kubelet's timestamps (0 when not known).
+func readySince(p corev1.Pod) time.Duration {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return c.LastTransitionTime.Sub(p.CreationTimestamp.Time)
+		}
+	}
+	return 0
 }
 
 // checkExistingClaim: the workspace is the claim the user made, and a file

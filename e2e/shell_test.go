@@ -53,6 +53,10 @@ func TestShellDetection(t *testing.T) {
 			if !strings.Contains(logs, `msg="boris starting"`) || !strings.Contains(logs, tc.logShell) {
 				t.Fatalf("start-up log does not name %s:\n%s", tc.logShell, logs)
 			}
+			// Only sh: a line of its own says what that means for commands.
+			if shOnly := strings.Contains(logs, "this image has no /bin/bash"); shOnly != (tc.name == "sh") {
+				t.Fatalf("the sh-only start-up line (want it: %v):\n%s", tc.name == "sh", logs)
+			}
 			cs := srv.connect(t)
 			names := toolNames(t, cs)
 			for _, name := range fileTools {

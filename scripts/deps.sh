@@ -15,6 +15,8 @@
 #                      the language servers the lsp tests drive (C, Python;
 #                      pyflakes is where pylsp's errors come from); gopls is
 #                      built by scripts/lsp-deps.sh
+#   mmdebstrap         the toolchain images of the real-work e2e tests,
+#                      made from Debian's packages (scripts/toolchain-images.sh)
 #   docker-compose     only when neither it nor `docker compose` is there
 #   etcd-server, containernetworking-plugins, iptables, iproute2, and
 #   containerd and runc unless some package already gives those commands
@@ -28,7 +30,7 @@
 set -euo pipefail
 
 packages=(ripgrep fd-find git busybox-static bash-static ca-certificates tzdata chromium python3 less
-  clangd python3-pylsp python3-pyflakes
+  clangd python3-pylsp python3-pyflakes mmdebstrap
   etcd-server containernetworking-plugins iptables iproute2)
 missing=()
 for p in "${packages[@]}"; do

@@ -33,6 +33,7 @@ import (
 	"github.com/boris-mcp/boris/internal/config"
 	"github.com/boris-mcp/boris/internal/files"
 	"github.com/boris-mcp/boris/internal/guard"
+	"github.com/boris-mcp/boris/internal/hostenv"
 	"github.com/boris-mcp/boris/internal/lsp"
 	"github.com/boris-mcp/boris/internal/metrics"
 	"github.com/boris-mcp/boris/internal/sandbox"
@@ -58,6 +59,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	// First, before a token is read or a command started: from here on
 	// no process of this user can read boris's environment or memory.
 	protectErr := protectProcess()
+	if len(args) > 0 && args[0] == "install" {
+		return runInstall(args[1:], stdout)
+	}
 	ver := buildVersion()
 	cfg, err := config.Parse(config.Program{Version: ver, Tools: catalog.Naming()}, args, getenv, stdout, stderr)
 	if errors.Is(err, config.ErrExit) {
@@ -157,12 +161,17 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	} else {
 		m.SandboxEnforced(0, "", false)
 	}
+	// What this image offers commands (user, HOME, shell, root
+	// filesystem, the workspace's owner), and the variables that make up
+	// for what it lacks: commands and language servers share them.
+	host := probeHost(cfg, logger)
+	environ := host.Environ(os.Environ())
 	if cfg.Shell != "" {
 		opts := shell.Options{MaxOutput: streamChars(cfg)}
 		if sb != nil {
 			opts.Start = sb.Start
 		}
-		sessOpts.Runner = shell.NewRunner(cfg.Shell, shell.Environ(os.Environ()), opts)
+		sessOpts.Runner = shell.NewRunner(cfg.Shell, shell.Environ(environ), opts)
 	}
 	ckpt, err := openCheckpoints(cfg, policy, logger, getenv)
 	if err != nil {
@@ -185,7 +194,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		}()
 		logger.Info("tracing on: spans exported over OTLP", "protocol", tracing.Protocol, "endpoint", tracing.Endpoint)
 	}
-	lspMgr := newLSP(ctx, cfg, policy, sb, logger)
+	lspMgr := newLSP(ctx, cfg, policy, sb, environ, logger)
 	if lspMgr != nil {
 		defer lspMgr.Close()
 	}
@@ -326,7 +335,7 @@ func tokenFileDeny(file string) []string {
 // They start like commands — through the sandbox when it is on — and end
 // with boris: on SIGTERM at once, alongside the sessions, and in any case
 // before Run returns.
-func newLSP(ctx context.Context, cfg *config.Config, policy *scope.Policy, sb *sandbox.Sandbox, logger *slog.Logger) *lsp.Manager {
+func newLSP(ctx context.Context, cfg *config.Config, policy *scope.Policy, sb *sandbox.Sandbox, environ []string, logger *slog.Logger) *lsp.Manager {
 	if cfg.LSPOff {
 		logger.Info("language servers off (--lsp off): no lsp tool, no diagnostics in edits")
 		return nil
@@ -340,7 +349,7 @@ func newLSP(ctx context.Context, cfg *config.Config, policy *scope.Policy, sb *s
 	m := lsp.New(lsp.Options{
 		Servers:     cfg.LSPServers,
 		IdleTimeout: cfg.LSPIdleTimeout,
-		Runner:      shell.NewRunner(cfg.Shell, shell.Environ(os.Environ()), opts),
+		Runner:      shell.NewRunner(cfg.Shell, shell.Environ(environ), opts),
 		Workdir:     cfg.Workdir,
 		MaxFileSize: cfg.MaxFileSize,
 		Policy:      policy,
@@ -632,4 +641,27 @@ func newLoggerAt(cfg *config.Config, w io.Writer, level slog.Level) *slog.Logger
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// probeHost looks at the image boris runs in (package hostenv) and logs
+// what commands will find there: one line per finding, a warning for what
+// will fail unless the operator acts.
+func probeHost(cfg *config.Config, logger *slog.Logger) *hostenv.Report {
+	r := hostenv.Probe(hostenv.Options{
+		Workdir:     cfg.Workdir,
+		Roots:       cfg.AllowDirs,
+		Shell:       cfg.Shell,
+		ShellSource: cfg.ShellSource,
+		Environ:     os.Environ(),
+		TempDir:     os.TempDir(),
+		LookPath:    exec.LookPath,
+	})
+	for _, n := range r.Notes {
+		if n.Level == hostenv.Warn {
+			logger.Warn(n.Msg)
+		} else {
+			logger.Info(n.Msg)
+		}
+	}
+	return r
 }

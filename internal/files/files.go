@@ -314,19 +314,47 @@ func (s *Service) readPrior(c Ctx, t scope.Target) prior {
 // writeError maps a failed write to a code and a message.
 func (s *Service) writeError(t scope.Target, err error) error {
 	var denied *scope.DeniedError
+	var ro *scope.ReadOnlyError
 	switch {
 	case errors.As(err, &denied):
 		return codes.Errorf(codes.AccessDenied, "access to %s is denied: %s", denied.Path, denied.Reason)
 	case errors.Is(err, syscall.EISDIR):
 		return codes.Errorf(codes.InvalidInput, "%s is a directory, not a file", t.Path).WithFact(FactIsDir{Path: t.Path})
+	case errors.As(err, &ro) && ro.OtherOwner():
+		return codes.Errorf(codes.IOError, "%s belongs to uid %d (gid %d, mode %04o) and boris runs as uid %d (gid %d), which may not write it. The file is unchanged. chmod will not help: only its owner may change its mode. Run boris as the owner of the files (docker run --user %d:%d; Kubernetes: runAsUser %d, runAsGroup %d)", t.Path, ro.UID, ro.GID, ro.Mode.Perm(), ro.ProcUID, ro.ProcGID, ro.UID, ro.GID, ro.UID, ro.GID)
 	case errors.Is(err, scope.ErrReadOnly):
 		return codes.Errorf(codes.IOError, "%s is read-only; make it writable (chmod u+w) if it should be edited. The file is unchanged", t.Path)
+	case errors.Is(err, fs.ErrPermission):
+		if msg := foreignDir(t.Path); msg != "" {
+			return codes.Errorf(codes.IOError, "write %s: permission denied: %s. The file is unchanged", t.Path, msg)
+		}
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		return codes.Errorf(codes.IOError, "write %s: no space left on the device; the file is unchanged", t.Path)
 	case errors.Is(err, syscall.ENOTDIR):
 		return codes.Errorf(codes.InvalidInput, "cannot create %s: a parent of it is a file, not a directory", t.Path)
 	}
 	return codes.Errorf(codes.IOError, "write %s: %v; the file is unchanged", t.Path, unwrapPathError(err))
+}
+
+// foreignDir explains a permission denied in writing path when its nearest
+// existing directory belongs to another uid ("" otherwise).
+func foreignDir(path string) string {
+	dir := filepath.Dir(path)
+	for {
+		fi, err := os.Stat(dir)
+		if err == nil {
+			st, ok := fi.Sys().(*syscall.Stat_t)
+			if !ok || int(st.Uid) == os.Geteuid() {
+				return ""
+			}
+			return fmt.Sprintf("the directory %s belongs to uid %d (gid %d, mode %04o) and boris runs as uid %d (gid %d), which may not create files in it; run boris as the owner of the files (docker run --user %d:%d; Kubernetes: runAsUser %d, runAsGroup %d)", dir, st.Uid, st.Gid, fi.Mode().Perm(), os.Geteuid(), os.Getegid(), st.Uid, st.Gid, st.Uid, st.Gid)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
 }
 
 // checkViewed enforces view-before-edit: the file must have been viewed in

@@ -37,6 +37,7 @@ type client struct {
 	proc   *shell.Server
 	conn   *jsonrpc2.Conn
 	stderr *tail
+	errs   *errLog // the errors it reported, on stderr and in messages
 
 	// Set by initialize, read-only afterwards.
 	name     string // what the server calls itself, else argv[0]
@@ -120,6 +121,7 @@ type tail struct {
 	buf    []byte
 	line   []byte
 	logger *slog.Logger
+	errs   *errLog // told of every line (nil: not kept)
 }
 
 const tailBytes = 2048
@@ -139,6 +141,9 @@ func (t *tail) Write(p []byte) (int, error) {
 		}
 		if l := strings.TrimSpace(string(t.line[:i])); l != "" {
 			t.logger.Debug("language server stderr", "line", l)
+			if t.errs != nil {
+				t.errs.stderrLine(l)
+			}
 		}
 		t.line = t.line[i+1:]
 	}
@@ -176,9 +181,11 @@ func (p pipe) Close() error                { return errors.Join(p.w.Close(), p.r
 // startClient starts argv for lang in root and initializes it.
 func startClient(ctx context.Context, m *Manager, lang *Language, root string, argv []string) (*client, error) {
 	logger := m.opts.Logger.With("language", lang.Name, "root", root, "server", argv[0])
+	errs := &errLog{}
 	c := &client{
 		lang: lang, root: root, argv: argv, logger: logger, name: filepath.Base(argv[0]),
-		stderr:   &tail{logger: logger},
+		stderr:   &tail{logger: logger, errs: errs},
+		errs:     errs,
 		dead:     make(chan struct{}),
 		stopping: make(chan struct{}),
 		docs:     map[string]*doc{},
@@ -473,6 +480,7 @@ func (c *client) notification(req *jsonrpc2.Request) {
 		var p showMessageParams
 		if json.Unmarshal(params(req), &p) == nil {
 			c.logger.Debug("language server message", "type", p.Type, "message", p.Message)
+			c.errs.message(p.Type, p.Message)
 		}
 	}
 }
@@ -983,4 +991,11 @@ func (c *client) docVersion(path string) int {
 		return d.version
 	}
 	return 0
+}
+
+// errorsSince returns the error lines the server reported after mark,
+// once everything it wrote to stderr before now has been read.
+func (c *client) errorsSince(mark uint64) ([]string, bool) {
+	c.proc.SettleStderr()
+	return c.errs.since(mark)
 }

@@ -436,6 +436,31 @@ func TestIndexingAndTimeouts(t *testing.T) {
 	}
 }
 
+// An empty answer given while the server reported errors (on stderr, or
+// in a logMessage of type Error) is the server's failure, said so with the
+// errors; an empty answer without errors stays an answer.
+func TestEmptyAnswerWithErrorsIsFailure(t *testing.T) {
+	q := func(ws string) Query { return Query{Op: OpHover, Cwd: ws, Path: "main.rs", Line: 1, Character: 1} }
+	for _, tc := range []struct{ mode, want string }{
+		{"failing", "PermissionError: [Errno 13] Permission denied: '/.cache'"},
+		{"failing-message", "hover crashed: cannot open the index"},
+	} {
+		m, ws := probeManager(t, time.Minute, os.DevNull, tc.mode)
+		for i := range 3 { // every time, not only the first
+			_, err := m.Do(context.Background(), q(ws))
+			e, ok := codes.As(err)
+			if !ok || e.Code != codes.LSPServerError || !strings.Contains(e.Message, tc.want) || !strings.Contains(e.Message, "reported errors while answering hover") {
+				t.Fatalf("%s, call %d: %v", tc.mode, i+1, err)
+			}
+		}
+	}
+	m, ws := probeManager(t, time.Minute, os.DevNull, "empty")
+	res, err := m.Do(context.Background(), q(ws))
+	if err != nil || res.Hover != "" {
+		t.Fatalf("an empty answer without errors: %+v %v", res, err)
+	}
+}
+
 func TestFileTooLarge(t *testing.T) {
 	m, ws := probeManager(t, time.Minute, os.DevNull)
 	m.opts.MaxFileSize = 2 // main.rs holds "x\n" and one byte more

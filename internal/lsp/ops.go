@@ -197,6 +197,7 @@ func (m *Manager) do(ctx context.Context, q Query) (*Result, error) {
 		return nil, err
 	}
 	defer m.release(c)
+	errMark := c.errs.mark()
 	res.Server, res.Note = c.name, note
 	// An edit of the file whose text the server has not been sent yet
 	// (it waits for the server's report on the text before) sends it
@@ -331,11 +332,26 @@ func (m *Manager) do(ctx context.Context, q Query) (*Result, error) {
 		}
 		res.Diagnostics = diags(list, content, c.utf8, path)
 	}
+	if resultEmpty(res) || (q.Op == OpDiagnostics && len(res.Diagnostics) == 0) {
+		if lines, failed := c.errorsSince(errMark); failed {
+			return nil, failedEmpty(c, q.Op, lines)
+		}
+	}
 	res.Indexing = c.indexing()
 	if res.Indexing != "" && resultEmpty(res) {
 		return nil, codes.Errorf(codes.LSPIndexing, "the %s language server (%s) is still indexing (%s) and found nothing yet for %s; try again in a few seconds", c.lang.Name, c.name, res.Indexing, q.Op)
 	}
 	return res, nil
+}
+
+// failedEmpty is the error for an empty answer the server gave while it
+// reported errors: its failure, not a fact about the code.
+func failedEmpty(c *client, op string, lines []string) error {
+	shown := "(see boris's log at --log-level debug for its stderr)"
+	if len(lines) > 0 {
+		shown = "\n  " + strings.Join(lines, "\n  ")
+	}
+	return codes.Errorf(codes.LSPServerError, "the %s language server (%s) reported errors while answering %s and found nothing, so the empty answer is its failure, not a fact about the code:%s\nFix what the errors name — a server that cannot write its cache needs a writable HOME, which boris's start-up log names — or use grep and view instead", c.lang.Name, c.name, op, shown)
 }
 
 // callHierarchy answers the call-hierarchy operations: with the server's

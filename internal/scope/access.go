@@ -193,8 +193,8 @@ func (p *Policy) WriteAtomic(t Target, data []byte, opts WriteOptions) (err erro
 			uid, gid = int(st.Uid), int(st.Gid)
 			// The rename would replace a file we may not write; refuse
 			// as writing it in place would.
-			if !mayWrite(mode, int(st.Uid), int(st.Gid), currentIdentity()) {
-				return &fs.PathError{Op: "write", Path: t.Path, Err: ErrReadOnly}
+			if id := currentIdentity(); !mayWrite(mode, int(st.Uid), int(st.Gid), id) {
+				return &fs.PathError{Op: "write", Path: t.Path, Err: &ReadOnlyError{Mode: mode, UID: uid, GID: gid, ProcUID: id.uid, ProcGID: id.gid}}
 			}
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -224,6 +224,14 @@ func (p *Policy) WriteAtomic(t Target, data []byte, opts WriteOptions) (err erro
 	}
 	if uid >= 0 && (uid != os.Getuid() || gid != os.Getgid()) {
 		_ = f.Chown(uid, gid) // keep the owner when we may; harmless when we may not
+	} else if uid < 0 && os.Geteuid() == 0 {
+		// A new file made by root in someone's checkout belongs to the
+		// directory's owner, as if they had made it.
+		if dfi, err := dh.Stat(); err == nil {
+			if st, ok := dfi.Sys().(*syscall.Stat_t); ok && st.Uid != 0 {
+				_ = f.Chown(int(st.Uid), int(st.Gid))
+			}
+		}
 	}
 	if err = f.Sync(); err != nil {
 		return err
@@ -324,8 +332,24 @@ func (p *Policy) Remove(t Target) error {
 }
 
 // ErrReadOnly is returned for an existing file whose permissions do not let
-// this process write it.
+// this process write it (as a *ReadOnlyError, which Is it).
 var ErrReadOnly = errors.New("the file is read-only (its permissions do not allow writing)")
+
+// ReadOnlyError says why a file may not be written: its mode and owner, and
+// who boris runs as.
+type ReadOnlyError struct {
+	Mode             fs.FileMode
+	UID, GID         int
+	ProcUID, ProcGID int
+}
+
+func (e *ReadOnlyError) Error() string { return ErrReadOnly.Error() }
+
+// Is makes errors.Is(err, ErrReadOnly) hold.
+func (e *ReadOnlyError) Is(target error) bool { return target == ErrReadOnly }
+
+// OtherOwner reports whether the file belongs to another uid than boris's.
+func (e *ReadOnlyError) OtherOwner() bool { return e.UID != e.ProcUID }
 
 // identity is who the permission bits are checked for.
 type identity struct {

@@ -42,6 +42,12 @@ type Server struct {
 	exited chan struct{}
 	ws     syscall.WaitStatus
 	errRd  sync.WaitGroup
+	// errR is the read end of the program's stderr and errSink where
+	// it goes; errMu is held while bytes read from errR are on their way
+	// to errSink, so SettleStderr can hand over all that is pending.
+	errR    *os.File
+	errSink io.Writer
+	errMu   sync.Mutex
 
 	stopOnce sync.Once
 	stopped  chan struct{}
@@ -110,10 +116,11 @@ func (r *Runner) StartServer(spec ServerSpec) (*Server, error) {
 	outW.Close()
 	if cmd.Stderr != nil {
 		cmd.Stderr.(*os.File).Close()
+		s.errR, s.errSink = errR, spec.Stderr
 		s.errRd.Add(1)
 		go func() {
 			defer s.errRd.Done()
-			_, _ = io.Copy(spec.Stderr, errR)
+			s.copyStderr()
 			errR.Close()
 		}()
 	}
@@ -153,6 +160,64 @@ func (s *Server) ExitCode() int { return exitCode(s.ws) }
 // error has been handed to ServerSpec.Stderr (the program and whatever
 // held its stderr have ended).
 func (s *Server) WaitStderr() { s.errRd.Wait() }
+
+// copyStderr hands the program's stderr to the sink until it ends. Reads
+// happen only under errMu, from a non-blocking descriptor, so that
+// SettleStderr can take the lock and know nothing read is still on its
+// way.
+func (s *Server) copyStderr() {
+	rc, err := s.errR.SyscallConn()
+	if err != nil {
+		_, _ = io.Copy(s.errSink, s.errR)
+		return
+	}
+	buf := make([]byte, 32<<10)
+	_ = rc.Read(func(fd uintptr) bool {
+		s.errMu.Lock()
+		defer s.errMu.Unlock()
+		for {
+			n, err := syscall.Read(int(fd), buf)
+			if n > 0 {
+				_, _ = s.errSink.Write(buf[:n])
+				continue
+			}
+			if err == syscall.EINTR {
+				continue
+			}
+			// EAGAIN: wait for more; 0 or another error: the end.
+			return err != syscall.EAGAIN
+		}
+	})
+}
+
+// SettleStderr hands to ServerSpec.Stderr everything the program has
+// written to its standard error so far, before it returns: what a server
+// logged before it answered a request is seen with the answer, though the
+// two come through different pipes.
+func (s *Server) SettleStderr() {
+	if s.errR == nil {
+		return
+	}
+	rc, err := s.errR.SyscallConn()
+	if err != nil {
+		return
+	}
+	buf := make([]byte, 32<<10)
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	_ = rc.Control(func(fd uintptr) {
+		for {
+			n, err := syscall.Read(int(fd), buf)
+			if n > 0 {
+				_, _ = s.errSink.Write(buf[:n])
+				continue
+			}
+			if err != syscall.EINTR {
+				return
+			}
+		}
+	})
+}
 
 // Stop ends the program's process group — TERM, then KILL after the grace
 // period — closes the pipes and returns once the program has been reaped

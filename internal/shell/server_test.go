@@ -113,3 +113,40 @@ func TestServerNotFound(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// What a server wrote to stderr before an answer on stdout is in the
+// stderr sink once SettleStderr returns, though the two pipes are read
+// by different goroutines; and the stream ends intact.
+func TestServerSettleStderr(t *testing.T) {
+	r := NewRunner("", Environ(os.Environ()), Options{Grace: 200 * time.Millisecond})
+	stderr := &lockedBuffer{}
+	// For each line read: a line on stderr, then the answer on stdout.
+	s, err := r.StartServer(ServerSpec{
+		Argv:   []string{"sh", "-c", `while read l; do echo "err $l" >&2; echo "out $l"; done`},
+		Dir:    t.TempDir(),
+		Stderr: stderr,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	out := bufio.NewReader(s.Stdout())
+	for i := range 200 {
+		if _, err := s.Stdin().Write([]byte(strings.Repeat("x", i%7) + "\n")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := out.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+		s.SettleStderr()
+		if n := strings.Count(stderr.String(), "\n"); n != i+1 {
+			t.Fatalf("after answer %d the sink holds %d stderr lines", i+1, n)
+		}
+	}
+	s.Stdin().Close()
+	<-s.Exited()
+	s.WaitStderr()
+	if n := strings.Count(stderr.String(), "err "); n != 200 {
+		t.Fatalf("%d stderr lines in all, want 200", n)
+	}
+}

@@ -115,3 +115,6 @@ HTTPS (the kubelet does not verify the certificate of a probe).
 {{- end -}}
 {{- toYaml $p -}}
 {{- end -}}
+
+{{/* Where the init container puts boris for toolchainImage. */}}
+{{- define "boris.binDir" -}}/opt/boris{{- end }}

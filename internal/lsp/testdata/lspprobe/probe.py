@@ -3,7 +3,9 @@ file named by its first argument: the sandbox tests' probe. It speaks just
 enough of the protocol (initialize, hover, shutdown, exit) and never
 publishes diagnostics. A second argument changes its manners: "indexing"
 reports work in progress that never ends and answers hover with nothing;
-"silent" never answers hover."""
+"silent" never answers hover; "failing" writes a Python traceback to stderr
+and answers hover with nothing, "failing-message" does the same through a
+window/logMessage of type Error, and "empty" just answers with nothing."""
 import json
 import sys
 
@@ -47,6 +49,17 @@ while True:
         send({"id": m["id"], "result": None})
     elif method == "textDocument/hover" and mode == "silent":
         pass
+    elif method == "textDocument/hover" and mode == "failing":
+        sys.stderr.write("2026-11-26 12:00:00,000 UTC - WARNING - probe - Failed to load hook hover: [Errno 13] Permission denied: '/.cache'\n"
+                         "Traceback (most recent call last):\n  File \"probe.py\", line 1, in hover\n"
+                         "PermissionError: [Errno 13] Permission denied: '/.cache'\n")
+        sys.stderr.flush()
+        send({"id": m["id"], "result": None})
+    elif method == "textDocument/hover" and mode == "failing-message":
+        send({"method": "window/logMessage", "params": {"type": 1, "message": "hover crashed: cannot open the index"}})
+        send({"id": m["id"], "result": None})
+    elif method == "textDocument/hover" and mode == "empty":
+        send({"id": m["id"], "result": None})
     elif method == "textDocument/hover":
         try:
             with open(probe, "w") as f:
