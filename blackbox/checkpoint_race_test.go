@@ -15,17 +15,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// gitIn runs git in dir for a test's set-up, with an identity and no user
-// configuration.
-func gitIn(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-}
-
 // writeNested writes a file, making its directories.
 func writeNested(t *testing.T, p, content string) {
 	t.Helper()
@@ -101,7 +90,7 @@ func TestCheckpointStartupRace(t *testing.T) {
 			s0 := covered(t, dir)
 			baseCommit := "none"
 			if kind == "git" {
-				out, err := exec.Command("git", "-C", dir, "rev-parse", "master").Output()
+				out, err := exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output()
 				if err != nil {
 					t.Fatal(err)
 				}

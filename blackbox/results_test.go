@@ -606,7 +606,7 @@ func TestStructuredValues(t *testing.T) {
 		structured(t, cs, "task_output", map[string]any{"task_id": "task_2", "wait_ms": 2000}, &run)
 		dropped += run.DroppedBytes
 		out.WriteString(run.Stdout)
-		if run.Status == "completed" {
+		if run.Status == "completed" && !run.More {
 			break
 		}
 	}

@@ -20,6 +20,11 @@
 // -text-only adds the same binary with --structured-content=off: the cost
 // of making and encoding structured results is the ratio of the two.
 //
+// -isolation makes the workdir a git repository and adds the same binary
+// with --isolation worktree: every server's session works in a workspace
+// of its own (made at its first call, before the rounds), so the ratio of
+// the two columns is the per-call cost of isolation.
+//
 // With -sandbox it compares a bash call of `true` with the sandbox off and
 // on instead (two servers, calls interleaved), and reports the time boris
 // took to build the Landlock ruleset at start-up.
@@ -60,6 +65,7 @@ func main() {
 	sandboxMode := flag.Bool("sandbox", false, "compare bash calls with --sandbox off and on")
 	sandboxNet := flag.String("sandbox-net", "allow", "with -sandbox: the --sandbox-net of the sandboxed server (deny adds the MPTCP seccomp filter)")
 	textOnly := flag.Bool("text-only", false, "also measure the same binary with --structured-content=off (answers without structuredContent)")
+	isolation := flag.Bool("isolation", false, "make the workdir a git repository and also measure the same binary with --isolation worktree")
 	canned := flag.Bool("canned", false, "serve canned answers on stdin/stdout (the stand-in server; used by the benchmark itself)")
 	flag.Parse()
 	if *canned {
@@ -89,6 +95,16 @@ func main() {
 		log.Fatal(err)
 	}
 
+	if *isolation {
+		for _, a := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=bench", "-c", "user.email=bench@localhost", "commit", "-q", "-m", "bench"}} {
+			cmd := exec.Command("git", a...)
+			cmd.Dir = work
+			if out, err := cmd.CombinedOutput(); err != nil {
+				log.Fatalf("git %v: %v\n%s", a, err, out)
+			}
+		}
+	}
+
 	ctx := context.Background()
 	if *sandboxMode {
 		sandboxBench(ctx, bin, tmp, work, *shellPath, *sandboxNet, *n)
@@ -110,6 +126,9 @@ func main() {
 	}
 	if *textOnly {
 		cols = append(cols, newColumn(ctx, "text-only", bin, append(slices.Clone(args), "--structured-content=off")))
+	}
+	if *isolation {
+		cols = append(cols, newColumn(ctx, "isolated", bin, append(slices.Clone(args), "--isolation=worktree")))
 	}
 	if *baseline != "" {
 		cols = append(cols, newColumn(ctx, "baseline", *baseline, args))
@@ -218,8 +237,11 @@ func main() {
 			continue
 		}
 		goal := "goal <= 1.05 (tracing on / off)"
-		if c.name == "baseline" {
+		switch c.name {
+		case "baseline":
 			goal = "boris / baseline"
+		case "isolated":
+			goal = "isolation worktree / off"
 		}
 		fmt.Printf("%s / boris p50: bash true b2b %.2f, paused %.2f; null call line b2b %.2f, paused %.2f, go-sdk b2b %.2f; HTTP null %.2f; %s\n",
 			c.name, ratio(c.lineBash.b2b, b.lineBash.b2b), ratio(c.lineBash.paused, b.lineBash.paused),

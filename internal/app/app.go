@@ -48,6 +48,7 @@ import (
 	"github.com/boris-mcp/boris/internal/tool/catalog"
 	checkpointtool "github.com/boris-mcp/boris/internal/tool/checkpoint"
 	exectool "github.com/boris-mcp/boris/internal/tool/exec"
+	"github.com/boris-mcp/boris/internal/workspace"
 )
 
 // Run starts boris with the given arguments (without the program name) and
@@ -124,9 +125,10 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		Warm: session.NewWarmPool(64, time.Minute),
 	}
 	var sb *sandbox.Sandbox
+	var sbCfg sandbox.Config
 	if cfg.Sandbox {
 		t0 := time.Now()
-		sb, err = newSandbox(cfg, policy, getenv)
+		sb, sbCfg, err = newSandbox(cfg, policy, getenv)
 		if err != nil {
 			return err
 		}
@@ -173,9 +175,13 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		}
 		sessOpts.Runner = shell.NewRunner(cfg.Shell, shell.Environ(environ), opts)
 	}
-	ckpt, err := openCheckpoints(cfg, policy, logger, getenv)
-	if err != nil {
-		return err
+	var ckpt *checkpoint.Service
+	if !cfg.Isolation.Worktree() {
+		// With a workspace per session, no session works in the
+		// workdir: each workspace has checkpoints of its own.
+		if ckpt, err = openCheckpoints(cfg, policy, logger, getenv); err != nil {
+			return err
+		}
 	}
 	if ckpt != nil {
 		defer ckpt.Close()
@@ -194,11 +200,36 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		}()
 		logger.Info("tracing on: spans exported over OTLP", "protocol", tracing.Protocol, "endpoint", tracing.Endpoint)
 	}
-	lspMgr := newLSP(ctx, cfg, policy, sb, environ, logger)
+	// A language server of a workspace runs its code (build scripts,
+	// macros): it is confined like the workspace's commands.
+	var wsm *workspace.Manager
+	lspMgr := newLSP(ctx, cfg, policy, sb, environ, func(root string) (func(*exec.Cmd) error, func(), error) {
+		if sb == nil || wsm == nil {
+			return nil, nil, nil
+		}
+		ws := wsm.Holding(root)
+		if ws == nil {
+			return nil, nil, nil
+		}
+		d, err := workspaceDomain(sb, sbCfg, ws)
+		if err != nil {
+			return nil, nil, err
+		}
+		return d.Start, d.Close, nil
+	}, logger)
 	if lspMgr != nil {
 		defer lspMgr.Close()
 	}
-	set, err := catalog.NewSet(tool.Env{
+	if wsm, err = openWorkspaces(ctx, cfg, sb, sbCfg, logger); err != nil {
+		return err
+	}
+	iso := newIsolation(cfg, wsm, sb, sbCfg, lspMgr, getenv, logger)
+	// Before the sandbox and the language servers close, once the
+	// sessions have: their workspaces are released (removed or kept).
+	defer iso.Close()
+	topts := toolOptions(cfg)
+	topts.Workspace = iso
+	env := tool.Env{
 		Mode:     cfg.Dialect,
 		Workdir:  cfg.Workdir,
 		Policy:   policy,
@@ -215,7 +246,11 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		MaxAnswer:          cfg.MaxAnswer,
 		SessionIdleTimeout: cfg.SessionIdleTimeout,
 		Disabled:           cfg.DisableTools,
-	}, toolOptions(cfg))
+	}
+	if iso != nil {
+		env.Isolation = iso
+	}
+	set, err := catalog.NewSet(env, topts)
 	if err != nil {
 		return err
 	}
@@ -332,10 +367,11 @@ func tokenFileDeny(file string) []string {
 }
 
 // newLSP makes the owner of the language servers (nil with --lsp off).
-// They start like commands — through the sandbox when it is on — and end
+// They start like commands — through the sandbox when it is on, a
+// workspace's servers in that workspace's confinement (confine) — and end
 // with boris: on SIGTERM at once, alongside the sessions, and in any case
 // before Run returns.
-func newLSP(ctx context.Context, cfg *config.Config, policy *scope.Policy, sb *sandbox.Sandbox, environ []string, logger *slog.Logger) *lsp.Manager {
+func newLSP(ctx context.Context, cfg *config.Config, policy *scope.Policy, sb *sandbox.Sandbox, environ []string, confine func(root string) (func(*exec.Cmd) error, func(), error), logger *slog.Logger) *lsp.Manager {
 	if cfg.LSPOff {
 		logger.Info("language servers off (--lsp off): no lsp tool, no diagnostics in edits")
 		return nil
@@ -353,6 +389,7 @@ func newLSP(ctx context.Context, cfg *config.Config, policy *scope.Policy, sb *s
 		Workdir:     cfg.Workdir,
 		MaxFileSize: cfg.MaxFileSize,
 		Policy:      policy,
+		Confine:     confine,
 		Logger:      logger.With("component", "lsp"),
 	})
 	go func() {
@@ -397,22 +434,27 @@ func pollable(r io.Reader) (io.Reader, func()) {
 	return os.NewFile(uintptr(fd), f.Name()), func() { _ = unix.SetNonblock(fd, false) }
 }
 
-// newSandbox builds the Landlock sandbox of the bash tool (buildSandbox).
+// newSandbox builds the Landlock sandbox of the bash tool (sandboxConfig)
+// and returns it with its configuration.
 // When --sandbox auto turned it on (several tokens) the kernel must also
 // scope signals, since keeping the agents apart is the point; a refusal
 // then names --sandbox off as the operator's explicit way out.
-func newSandbox(cfg *config.Config, policy *scope.Policy, getenv func(string) string) (*sandbox.Sandbox, error) {
+func newSandbox(cfg *config.Config, policy *scope.Policy, getenv func(string) string) (*sandbox.Sandbox, sandbox.Config, error) {
 	auto := cfg.SandboxMode == config.SandboxAuto
 	if auto {
 		if err := sandbox.CanIsolate(); err != nil {
-			return nil, fmt.Errorf("--sandbox auto: %d tokens are configured, so each session's commands must run in a Landlock domain of their own (no signal to, no /proc access to another agent's commands or to boris), but %v. Run boris on such a kernel, or start it with --sandbox off (BORIS_SANDBOX=off) to accept that the agents' commands can reach each other and boris", cfg.Credentials(), err)
+			return nil, sandbox.Config{}, fmt.Errorf("--sandbox auto: %d tokens are configured, so each session's commands must run in a Landlock domain of their own (no signal to, no /proc access to another agent's commands or to boris), but %v. Run boris on such a kernel, or start it with --sandbox off (BORIS_SANDBOX=off) to accept that the agents' commands can reach each other and boris", cfg.Credentials(), err)
 		}
 	}
-	sb, err := buildSandbox(cfg, policy, getenv)
-	if err != nil && auto {
-		return nil, fmt.Errorf("%w (the sandbox is on because of --sandbox auto with %d tokens; --sandbox off turns it off, accepting that the agents' commands can reach each other and boris)", err, cfg.Credentials())
+	sc, err := sandboxConfig(cfg, policy, getenv)
+	var sb *sandbox.Sandbox
+	if err == nil {
+		sb, err = sandbox.New(sc)
 	}
-	return sb, err
+	if err != nil && auto {
+		return nil, sc, fmt.Errorf("%w (the sandbox is on because of --sandbox auto with %d tokens; --sandbox off turns it off, accepting that the agents' commands can reach each other and boris)", err, cfg.Credentials())
+	}
+	return sb, sc, err
 }
 
 // sandboxWhy says why the sandbox is on, for the start-up log.
@@ -423,13 +465,13 @@ func sandboxWhy(cfg *config.Config) string {
 	return cfg.SandboxMode
 }
 
-// buildSandbox builds the sandbox from the configuration: writable are the
-// allowed directories (or the workdir), the temp directory and
-// --sandbox-write; unreadable are the --deny-dir paths, globs expanded now.
-func buildSandbox(cfg *config.Config, policy *scope.Policy, getenv func(string) string) (*sandbox.Sandbox, error) {
+// sandboxConfig is the sandbox's configuration: writable are the allowed
+// directories (or the workdir), the temp directory and --sandbox-write;
+// unreadable are the --deny-dir paths, globs expanded now.
+func sandboxConfig(cfg *config.Config, policy *scope.Policy, getenv func(string) string) (sandbox.Config, error) {
 	deny, err := policy.DenyPaths(scope.DefaultDenyWalkLimit)
 	if err != nil {
-		return nil, err
+		return sandbox.Config{}, err
 	}
 	writable := append([]string(nil), cfg.AllowDirs...)
 	if len(writable) == 0 {
@@ -447,7 +489,7 @@ func buildSandbox(cfg *config.Config, policy *scope.Policy, getenv func(string) 
 	for _, d := range tokenFileDeny(cfg.TokenFile) {
 		for _, w := range writable {
 			if scope.Within(d, w) {
-				return nil, fmt.Errorf("--sandbox on: the --token-file %s lies inside %s, where commands may write (and so read): keep the token file outside the workspace, the temp directory and --sandbox-write", cfg.TokenFile, w)
+				return sandbox.Config{}, fmt.Errorf("--sandbox on: the --token-file %s lies inside %s, where commands may write (and so read): keep the token file outside the workspace, the temp directory and --sandbox-write", cfg.TokenFile, w)
 			}
 		}
 	}
@@ -463,7 +505,22 @@ func buildSandbox(cfg *config.Config, policy *scope.Policy, getenv func(string) 
 	case config.SandboxNetPorts:
 		sc.Net = sandbox.NetPorts
 	}
-	return sandbox.New(sc)
+	return sc, nil
+}
+
+// checkpointOptions are the settings of a checkpoint store of roots.
+func checkpointOptions(cfg *config.Config, roots []string, policy *scope.Policy, getenv func(string) string, logger *slog.Logger) checkpoint.Options {
+	return checkpoint.Options{
+		Dir:         cfg.CheckpointDir,
+		Roots:       roots,
+		Policy:      policy,
+		MaxBytes:    cfg.CheckpointMaxBytes,
+		MaxFileSize: cfg.CheckpointMaxFileSize,
+		Logger:      logger,
+		// An escape hatch, not a flag: files git holds are copied too.
+		NoGit: getenv("BORIS_CHECKPOINT_GIT") == "off",
+		Home:  getenv("HOME"),
+	}
 }
 
 // openCheckpoints opens the workspace's checkpoint store (nil when
@@ -477,17 +534,7 @@ func openCheckpoints(cfg *config.Config, policy *scope.Policy, logger *slog.Logg
 	if len(roots) == 0 {
 		roots = []string{cfg.Workdir}
 	}
-	sv, err := checkpoint.Open(checkpoint.Options{
-		Dir:         cfg.CheckpointDir,
-		Roots:       roots,
-		Policy:      policy,
-		MaxBytes:    cfg.CheckpointMaxBytes,
-		MaxFileSize: cfg.CheckpointMaxFileSize,
-		Logger:      logger,
-		// An escape hatch, not a flag: files git holds are copied too.
-		NoGit: getenv("BORIS_CHECKPOINT_GIT") == "off",
-		Home:  getenv("HOME"),
-	})
+	sv, err := checkpoint.Open(checkpointOptions(cfg, roots, policy, getenv, logger))
 	if err != nil {
 		return nil, fmt.Errorf("checkpoints: %w (set --checkpoint-dir to another directory, or --checkpoints off)", err)
 	}

@@ -55,6 +55,10 @@ const (
 	CheckpointTooLarge Code = "CHECKPOINT_TOO_LARGE"
 	CheckpointDisabled Code = "CHECKPOINT_DISABLED"
 	CheckpointFailed   Code = "CHECKPOINT_FAILED"
+	// Workspaces (--isolation worktree, the workspace tool).
+	WorkspaceLimit    Code = "WORKSPACE_LIMIT"
+	WorkspaceNotFound Code = "WORKSPACE_NOT_FOUND"
+	WorkspaceFailed   Code = "WORKSPACE_FAILED"
 )
 
 // All lists every code, in the order above: the values a structured error
@@ -68,6 +72,7 @@ var All = []Code{
 	PatchContextNotFound, UndoNoHistory,
 	LSPNoServer, LSPStartFailed, LSPIndexing, LSPTimeout, LSPUnsupported, LSPServerError,
 	CheckpointNotFound, CheckpointTooLarge, CheckpointDisabled, CheckpointFailed,
+	WorkspaceLimit, WorkspaceNotFound, WorkspaceFailed,
 }
 
 // Error is an operational failure reported to the model as a tool result.

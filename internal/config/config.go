@@ -52,6 +52,8 @@ type Config struct {
 	CodeIntel
 	Checkpointing
 	Operations
+	// Isolation is --isolation and the bounds of its workspaces.
+	Isolation Isolation
 	// Warnings are messages to log once the logger exists (deprecated
 	// spellings, contradictory settings).
 	Warnings []string
@@ -303,6 +305,10 @@ type cli struct {
 	Diagnostics     string   `group:"code" help:"Append the errors an edit introduced, as the file's language server reports them, to the edit's answer: on or off." default:"on" envvar:"BORIS_DIAGNOSTICS"`
 	DiagnosticsWait string   `group:"code" help:"Longest wait of an edit's answer for the language server's diagnostics (at most 10s); what is not known by then is named pending in it and comes with the session's next answer." default:"50ms" envvar:"BORIS_DIAGNOSTICS_WAIT"`
 
+	Isolation        string `group:"workspaces" help:"Keep sessions apart on one git repository: off (they share the workdir; a session may ask for a workspace with the workspace tool) or worktree (each session works in a git workspace of its own, a clone of HEAD on its branch boris/NAME under .git/boris/worktrees, made at its first call; every tool, the sandbox and checkpoints see only it; the main checkout is never changed)." default:"off" envvar:"BORIS_ISOLATION"`
+	MaxWorktrees     int    `group:"workspaces" name:"max-worktrees" help:"Most workspaces of the repository, in use and kept with work; past it, making one fails with WORKSPACE_LIMIT." default:"20" envvar:"BORIS_MAX_WORKTREES"`
+	WorktreeMaxBytes string `group:"workspaces" name:"worktree-max-bytes" help:"Most disk the workspaces may take together (B, KB, MB, GB; 0 = only the free space); past it, making one fails with WORKSPACE_LIMIT." default:"20GB" envvar:"BORIS_WORKTREE_MAX_BYTES"`
+
 	LogLevel    string `group:"operations" help:"Log level: debug, info, warn, error." default:"info" envvar:"BORIS_LOG_LEVEL"`
 	LogFormat   string `group:"operations" help:"Log format: text or json." default:"text" envvar:"BORIS_LOG_FORMAT"`
 	Audit       string `group:"operations" help:"Audit record of every tool call, logged at info whatever --log-level: full (with the command text), paths (without command or input text), off." default:"full" envvar:"BORIS_AUDIT"`
@@ -357,6 +363,7 @@ var groups = kong.ExplicitGroups([]kong.Group{
 	{Key: "commands", Title: "Commands and sandbox: how commands run"},
 	{Key: "checkpoints", Title: "Checkpoints: undoing what the agent changed"},
 	{Key: "code", Title: "Code intelligence: language servers"},
+	{Key: "workspaces", Title: "Workspaces: a git workspace per agent"},
 	{Key: "operations", Title: "Operations: logs, audit, health"},
 })
 
@@ -606,6 +613,7 @@ func (c *cli) resolve(p Program, getenv func(string) string, tokenInArgs bool) (
 	c.resolveLSP(cfg, fail)
 	c.resolveCheckpoints(cfg, getenv, fail)
 	c.resolveCommands(cfg, getenv, fail)
+	c.resolveIsolation(cfg, fail)
 
 	idle, err := parseDuration(c.SessionIdleTimeout)
 	if err != nil {

@@ -569,3 +569,23 @@ func TestLSPFlags(t *testing.T) {
 // program is boris's as the command line knows it: its tools' names come
 // from their declarations.
 var program = Program{Version: "1.2.3", Tools: catalog.Naming()}
+
+// --isolation and its bounds: the values, the environment, and a clear
+// error for a bad one.
+func TestIsolationFlags(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := parse(t, []string{"--workdir", dir}, nil)
+	if err != nil || cfg.Isolation.Worktree() || cfg.Isolation.MaxWorktrees != 20 || cfg.Isolation.MaxBytes != 20<<30 {
+		t.Fatalf("defaults: %+v %v", cfg.Isolation, err)
+	}
+	cfg, err = parse(t, []string{"--workdir", dir, "--max-worktrees=3", "--worktree-max-bytes=1GB"}, map[string]string{"BORIS_ISOLATION": "Worktree"})
+	if err != nil || !cfg.Isolation.Worktree() || cfg.Isolation.MaxWorktrees != 3 || cfg.Isolation.MaxBytes != 1<<30 {
+		t.Fatalf("set: %+v %v", cfg.Isolation, err)
+	}
+	for _, arg := range []string{"--isolation=worktrees", "--max-worktrees=0", "--worktree-max-bytes=lots"} {
+		flag, _, _ := strings.Cut(arg, "=")
+		if _, err := parse(t, []string{"--workdir", dir, arg}, nil); err == nil || !strings.Contains(err.Error(), "invalid "+flag) {
+			t.Errorf("%s: %v", arg, err)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -26,6 +27,8 @@ import (
 	"github.com/boris-mcp/boris/internal/tool/catalog"
 	"github.com/boris-mcp/boris/internal/tool/checkpoint"
 	"github.com/boris-mcp/boris/internal/tool/exec"
+	workspacetool "github.com/boris-mcp/boris/internal/tool/workspace"
+	"github.com/boris-mcp/boris/internal/workspace"
 )
 
 // Pages are the generated pages by path relative to the repository root.
@@ -191,12 +194,18 @@ func ListTools(ctx context.Context, m dialect.Mode) ([]*mcp.Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("configure %v: %w", args, err)
 	}
+	// The workdir is a repository, where the workspace tool is served.
+	iso, err := docWorkspaces(ctx, ws)
+	if err != nil {
+		return nil, err
+	}
 	set, err := catalog.NewSet(tool.Env{
 		Mode: cfg.Dialect, Workdir: cfg.Workdir, LSP: lsp.New(lsp.Options{Workdir: ws}),
-		Structured: cfg.StructuredContent, Disabled: cfg.DisableTools,
+		Structured: cfg.StructuredContent, Disabled: cfg.DisableTools, Isolation: iso,
 	}, catalog.Options{
 		Exec:       exec.Options{Shell: docShell, Timeout: cfg.BashTimeout, TTYCols: cfg.TTYCols, TTYRows: cfg.TTYRows},
 		Checkpoint: checkpoint.Options{On: cfg.Checkpoints},
+		Workspace:  iso,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("build the tool set of %v: %w", args, err)
@@ -418,4 +427,21 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// docWorkspaces makes dir a git repository with one commit and returns
+// the workspaces of it, as a server started there has them.
+func docWorkspaces(ctx context.Context, dir string) (*workspacetool.Isolation, error) {
+	for _, args := range [][]string{{"init", "-q"}, {"-c", "user.name=docs", "-c", "user.email=docs@localhost", "commit", "-q", "--allow-empty", "-m", "docs"}} {
+		cmd := osexec.CommandContext(ctx, "git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("git %s (the tools page documents the workspace tool, served in a git repository): %v\n%s", args[len(args)-1], err, out)
+		}
+	}
+	m, _, err := workspace.Open(ctx, workspace.Options{Workdir: dir, Env: os.Environ()})
+	if err != nil {
+		return nil, err
+	}
+	return workspacetool.New(workspacetool.Options{Manager: m}), nil
 }

@@ -205,7 +205,21 @@ func startClient(ctx context.Context, m *Manager, lang *Language, root string, a
 			run = lang.Launch(append([]string{p}, argv[1:]...))
 		}
 	}
-	proc, err := m.opts.Runner.StartServer(shell.ServerSpec{Argv: run, Dir: root, Env: m.opts.Env, Stderr: c.stderr})
+	runner := m.opts.Runner
+	if m.opts.Confine != nil {
+		start, done, err := m.opts.Confine(root)
+		if err != nil {
+			if c.watch != nil {
+				c.watch.close()
+			}
+			return nil, &StartError{Lang: lang.Name, Argv: argv, Err: fmt.Errorf("confine it to %s: %w", root, err)}
+		}
+		if start != nil {
+			runner = runner.WithStart(start)
+			defer done()
+		}
+	}
+	proc, err := runner.StartServer(shell.ServerSpec{Argv: run, Dir: root, Env: m.opts.Env, Stderr: c.stderr})
 	if err != nil {
 		if c.watch != nil {
 			c.watch.close()

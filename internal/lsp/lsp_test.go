@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -473,5 +474,71 @@ func TestFileTooLarge(t *testing.T) {
 	}
 	if len(m.Running()) != 0 {
 		t.Fatal("a server was started for a file it is not asked about")
+	}
+}
+
+// A query with a policy of its own (a session confined to its
+// workspace) cannot name a file outside it; a server per workspace root;
+// StopUnder stops one workspace's servers and leaves the other's.
+func TestQueryPolicyAndStopUnder(t *testing.T) {
+	m, ws := probeManager(t, time.Minute, os.DevNull)
+	a, b := filepath.Join(ws, "a"), filepath.Join(ws, "b")
+	mkfiles(t, a, "Cargo.toml", "main.rs")
+	mkfiles(t, b, "Cargo.toml", "main.rs")
+	onlyA, err := scope.New([]string{a}, nil, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Do(context.Background(), Query{Op: OpHover, Cwd: a, Path: "../b/main.rs", Line: 1, Character: 1, Policy: onlyA})
+	if e, ok := codes.As(err); !ok || e.Code != codes.AccessDenied {
+		t.Fatalf("a file of another workspace: %v", err)
+	}
+	if len(m.Running()) != 0 {
+		t.Fatal("a server was started for a refused file")
+	}
+	for _, dir := range []string{a, b} {
+		if _, err := m.Do(context.Background(), Query{Op: OpHover, Cwd: dir, Path: "main.rs", Line: 1, Character: 1, Policy: onlyA}); dir == a && err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := m.Do(context.Background(), Query{Op: OpHover, Cwd: b, Path: "main.rs", Line: 1, Character: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(m.Running()); n != 2 {
+		t.Fatalf("%d servers for two roots", n)
+	}
+	m.StopUnder(a)
+	if n := len(m.Running()); n != 1 {
+		t.Fatalf("%d servers after stopping a's", n)
+	}
+	if _, err := m.Do(context.Background(), Query{Op: OpHover, Cwd: a, Path: "main.rs", Line: 1, Character: 1}); err != nil {
+		t.Fatalf("a's server does not start again: %v", err)
+	}
+}
+
+// A server is started through Confine for its root, when set: the start
+// it gives is the one used, and a refusal is the server's start error.
+func TestConfine(t *testing.T) {
+	m, ws := probeManager(t, time.Minute, os.DevNull)
+	var roots []string
+	started := 0
+	m.opts.Confine = func(root string) (func(*exec.Cmd) error, func(), error) {
+		roots = append(roots, root)
+		if strings.HasSuffix(root, "refused") {
+			return nil, nil, errors.New("no domain")
+		}
+		return func(c *exec.Cmd) error { started++; return c.Start() }, func() {}, nil
+	}
+	if _, err := m.Do(context.Background(), Query{Op: OpHover, Cwd: ws, Path: "main.rs", Line: 1, Character: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if started != 1 || len(roots) != 1 || roots[0] != ws {
+		t.Fatalf("started %d, roots %v", started, roots)
+	}
+	bad := filepath.Join(ws, "refused")
+	mkfiles(t, bad, "Cargo.toml", "main.rs")
+	_, err := m.Do(context.Background(), Query{Op: OpHover, Cwd: bad, Path: "main.rs", Line: 1, Character: 1})
+	if e, ok := codes.As(err); !ok || e.Code != codes.LSPStartFailed || !strings.Contains(e.Message, "no domain") {
+		t.Fatalf("a refused confinement: %v", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -61,7 +62,13 @@ type Options struct {
 	MaxFileSize int64
 	// Policy decides which paths may be read and shown.
 	Policy *scope.Policy
-	Logger *slog.Logger
+	// Confine, if set, gives the start of a server for a root in place of
+	// the Runner's: one confined like the commands of the workspace that
+	// holds root (a language server runs the workspace's code: build
+	// scripts, macros). start nil means the Runner's; done is called once
+	// the server has started.
+	Confine func(root string) (start func(*exec.Cmd) error, done func(), err error)
+	Logger  *slog.Logger
 }
 
 // Manager owns the language servers of a boris process.
@@ -430,6 +437,34 @@ func (m *Manager) StopAll() {
 	wg.Wait()
 }
 
+// StopUnder stops the servers whose workspace root is dir or lies under
+// it (a session's workspace, removed or left): they start again if asked.
+func (m *Manager) StopUnder(dir string) {
+	m.mu.Lock()
+	var cs []*client
+	for k, e := range m.servers {
+		if !within(k.root, dir) {
+			continue
+		}
+		if e.c != nil {
+			cs = append(cs, e.c)
+			e.c = nil
+		}
+		if e.idle != nil {
+			e.idle.Stop()
+		}
+		if e.starting == nil {
+			delete(m.servers, k)
+		}
+	}
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range cs {
+		wg.Go(c.stop)
+	}
+	wg.Wait()
+}
+
 // Close stops every server and refuses new work; it returns when the
 // servers are gone. It is idempotent.
 func (m *Manager) Close() {
@@ -456,11 +491,11 @@ func (m *Manager) Running() []int {
 }
 
 // resolve locates a tool's path argument and checks it may be read.
-func (m *Manager) resolve(cwd, path string) (string, error) {
+func (m *Manager) resolve(policy *scope.Policy, cwd, path string) (string, error) {
 	if strings.TrimSpace(path) == "" {
 		return "", codes.Errorf(codes.InvalidInput, "filePath is required")
 	}
-	t, err := m.opts.Policy.Locate(cwd, path)
+	t, err := policy.Locate(cwd, path)
 	if err != nil {
 		var denied *scope.DeniedError
 		if errors.As(err, &denied) {

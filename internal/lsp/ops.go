@@ -15,6 +15,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/boris-mcp/boris/internal/codes"
+	"github.com/boris-mcp/boris/internal/scope"
 )
 
 // The operations, named as Claude Code's LSP tool names them, plus
@@ -67,6 +68,10 @@ type Query struct {
 	Line, Character int
 	// Query is the workspaceSymbol search text.
 	Query string
+	// Policy, when set, decides instead of the manager's which paths the
+	// query may name and its answer show: the caller's own (a session
+	// confined to its workspace).
+	Policy *scope.Policy
 }
 
 // Loc is a place in a file: 1-based line and character, and the line's
@@ -159,7 +164,7 @@ func (m *Manager) do(ctx context.Context, q Query) (*Result, error) {
 	if !validOp(q.Op) {
 		return nil, codes.Errorf(codes.InvalidInput, "unknown operation %q: valid operations are %s", q.Op, strings.Join(Operations, ", "))
 	}
-	path, err := m.resolve(q.Cwd, q.Path)
+	path, err := m.resolve(q.policy(m), q.Cwd, q.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +231,7 @@ func (m *Manager) do(ctx context.Context, q Query) (*Result, error) {
 	}
 	doc := textDocumentIdentifier{URI: fileURI(path)}
 	tdp := textDocumentPositionParams{TextDocument: doc, Position: pos}
-	lines := &lineCache{m: m, files: map[string]*text{path: txt}}
+	lines := &lineCache{m: m, policy: q.policy(m), files: map[string]*text{path: txt}}
 
 	switch q.Op {
 	case OpDefinition, OpImplementation:
@@ -565,8 +570,17 @@ func parseLocations(raw json.RawMessage) []location {
 // lineCache reads the files of an answer once each, through the scope
 // policy (and the manager's text cache).
 type lineCache struct {
-	m     *Manager
-	files map[string]*text
+	m      *Manager
+	policy *scope.Policy
+	files  map[string]*text
+}
+
+// policy is the policy a query is judged by.
+func (q *Query) policy(m *Manager) *scope.Policy {
+	if q.Policy != nil {
+		return q.Policy
+	}
+	return m.opts.Policy
 }
 
 // text returns a file's text, or nil when it is denied or unreadable.
@@ -575,7 +589,7 @@ func (lc *lineCache) text(path string) *text {
 		return t
 	}
 	var t *text
-	if lc.m.opts.Policy.Check(path) == nil {
+	if lc.policy.Check(path) == nil {
 		var err error
 		t, err = lc.m.readText(path)
 		var big *tooLargeError
@@ -601,7 +615,7 @@ func (lc *lineCache) allowed(path string) bool {
 	if t, ok := lc.files[path]; ok {
 		return t != nil
 	}
-	return lc.m.opts.Policy.Check(path) == nil
+	return lc.policy.Check(path) == nil
 }
 
 // loc converts a protocol position in path to a Loc with its line's text;

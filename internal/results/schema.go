@@ -66,6 +66,7 @@ var shapeDescriptions = map[string]string{
 	"Find":        "The matching paths.",
 	"LSP":         "A language server's answer: locations, hover, symbols, calls or diagnostics.",
 	"Checkpoint":  "A checkpoint action's answer: the checkpoint taken, the list, the differences, or what a restore did.",
+	"Workspace":   "A workspace action's answer: the session's workspace, its diff or commit, the list, or what a removal did.",
 	"Error":       "A failed call (isError): its code, message and facts.",
 }
 
@@ -102,6 +103,7 @@ var shapeEnums = map[string]map[string][]string{
 	"View":        {"kind": {KindFile, KindDirectory, KindImage, KindBinary}},
 	"Error":       {"code": codeNames()},
 	"Checkpoint":  {"action": {"create", "list", "diff", "restore"}},
+	"Workspace":   {"action": {"status", "diff", "commit", "list", "create", "open", "remove"}},
 	"Task":        {"kind": {KindBackground, KindInteractive, KindTTY}},
 	"GrepFiles":   {"mode": {ModeFiles}},
 	"GrepCounts":  {"mode": {ModeCount}},

@@ -110,30 +110,67 @@ func handledFS(abi int) uint64 {
 // domain's thread. The ruleset is kept for NewDomain until Close.
 func New(cfg Config) (*Sandbox, error) {
 	start := time.Now()
+	rs, rules, abi, err := build(cfg)
+	if err != nil {
+		return nil, err
+	}
+	shared, err := rs.newDomain()
+	if err != nil {
+		rs.release()
+		return nil, err
+	}
+	s := &Sandbox{shared: shared, rules: rs}
+
+	st := Status{ABI: abi, Net: NetString(cfg.Net, cfg.Ports), IoctlDev: abi >= ioctlABI, Scoped: abi >= ScopedABI,
+		Rules: len(rules) + len(cfg.Ports), Build: time.Since(start)}
+	for _, r := range rules {
+		if r.writable {
+			st.Writable = append(st.Writable, r.path)
+		}
+	}
+	st.Denied = append(st.Denied, cleanAll(cfg.Deny)...)
+	s.status = st
+	return s, nil
+}
+
+// newDomainWith builds a ruleset for cfg and restricts a new domain's
+// thread with it; the ruleset is not kept.
+func newDomainWith(cfg Config) (*Domain, error) {
+	rs, _, _, err := build(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.release()
+	return rs.newDomain()
+}
+
+// build checks the kernel and builds the ruleset (and the seccomp filter)
+// of cfg.
+func build(cfg Config) (ruleset, []rule, int, error) {
 	abi, err := ABI()
 	if err != nil {
-		return nil, fmt.Errorf("--sandbox on: %w", err)
+		return ruleset{}, nil, 0, fmt.Errorf("--sandbox on: %w", err)
 	}
 	if abi < minFSABI {
-		return nil, fmt.Errorf("--sandbox on needs Landlock ABI %d (file truncation rules, Linux 6.2) and this kernel has ABI %d", minFSABI, abi)
+		return ruleset{}, nil, 0, fmt.Errorf("--sandbox on needs Landlock ABI %d (file truncation rules, Linux 6.2) and this kernel has ABI %d", minFSABI, abi)
 	}
 	if cfg.Net != NetAllow && abi < minNetABI {
-		return nil, fmt.Errorf("--sandbox-net %s needs Landlock ABI %d (TCP rules, Linux 6.7) and this kernel has ABI %d: use --sandbox-net allow or a newer kernel", NetString(cfg.Net, cfg.Ports), minNetABI, abi)
+		return ruleset{}, nil, 0, fmt.Errorf("--sandbox-net %s needs Landlock ABI %d (TCP rules, Linux 6.7) and this kernel has ABI %d: use --sandbox-net allow or a newer kernel", NetString(cfg.Net, cfg.Ports), minNetABI, abi)
 	}
 	if cfg.Net == NetPorts && len(cfg.Ports) == 0 {
-		return nil, errors.New("--sandbox-net: a port list needs at least one port")
+		return ruleset{}, nil, 0, errors.New("--sandbox-net: a port list needs at least one port")
 	}
 	var filter []unix.SockFilter
 	if cfg.Net != NetAllow {
 		a, err := mptcpArch()
 		if err != nil {
-			return nil, err
+			return ruleset{}, nil, 0, err
 		}
 		filter = mptcpFilter(a)
 	}
 	rules, err := plan(cfg)
 	if err != nil {
-		return nil, err
+		return ruleset{}, nil, 0, err
 	}
 
 	attr := rulesetAttr{handledFS: handledFS(abi)}
@@ -145,7 +182,7 @@ func New(cfg Config) (*Sandbox, error) {
 	}
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if errno != 0 {
-		return nil, fmt.Errorf("landlock_create_ruleset: %w", errno)
+		return ruleset{}, nil, 0, fmt.Errorf("landlock_create_ruleset: %w", errno)
 	}
 	rfd := int(fd)
 	built := false
@@ -163,36 +200,19 @@ func New(cfg Config) (*Sandbox, error) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return ruleset{}, nil, 0, err
 		}
 	}
 	if cfg.Net == NetPorts {
 		for _, p := range cfg.Ports {
 			na := netPortAttr{allowed: unix.LANDLOCK_ACCESS_NET_CONNECT_TCP, port: uint64(p)}
 			if _, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(rfd), ruleNetPort, uintptr(unsafe.Pointer(&na)), 0, 0, 0); errno != 0 {
-				return nil, fmt.Errorf("landlock rule for TCP port %d: %w", p, errno)
+				return ruleset{}, nil, 0, fmt.Errorf("landlock rule for TCP port %d: %w", p, errno)
 			}
 		}
 	}
-
-	rs := ruleset{fd: rfd, filter: filter}
-	shared, err := rs.newDomain()
-	if err != nil {
-		return nil, err
-	}
 	built = true
-	s := &Sandbox{shared: shared, rules: rs}
-
-	st := Status{ABI: abi, Net: NetString(cfg.Net, cfg.Ports), IoctlDev: abi >= ioctlABI, Scoped: abi >= ScopedABI,
-		Rules: len(rules) + len(cfg.Ports), Build: time.Since(start)}
-	for _, r := range rules {
-		if r.writable {
-			st.Writable = append(st.Writable, r.path)
-		}
-	}
-	st.Denied = append(st.Denied, cleanAll(cfg.Deny)...)
-	s.status = st
-	return s, nil
+	return ruleset{fd: rfd, filter: filter}, rules, abi, nil
 }
 
 // ruleset is a built Landlock ruleset and the seccomp filter that goes

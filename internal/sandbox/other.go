@@ -18,3 +18,8 @@ func New(Config) (*Sandbox, error) {
 	_, err := ABI()
 	return nil, errors.New("--sandbox on: " + err.Error())
 }
+
+func newDomainWith(Config) (*Domain, error) {
+	_, err := ABI()
+	return nil, err
+}

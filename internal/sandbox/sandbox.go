@@ -162,6 +162,21 @@ func (s *Sandbox) NewDomain() (*Domain, error) {
 	return s.rules.newDomain()
 }
 
+// NewDomainWith makes a Landlock domain of its own with other rules: cfg
+// instead of the sandbox's (a session confined to a workspace of its own:
+// its directory writable, the other workspaces unreadable). The ruleset is
+// built for this domain alone, from the file system as it is now; a path
+// made later under a directory that cfg grants only in part is not
+// granted.
+func (s *Sandbox) NewDomainWith(cfg Config) (*Domain, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, errClosed
+	}
+	return newDomainWith(cfg)
+}
+
 // Close ends the shared domain's thread and releases the ruleset. Commands
 // already started keep running confined; domains made earlier keep working
 // until their own Close; Start and NewDomain fail afterwards.

@@ -633,3 +633,55 @@ func BenchmarkNewDomain(b *testing.B) {
 		d.Close()
 	}
 }
+
+// A domain with rules of its own (a session confined to its workspace):
+// it writes its own directory and nothing else — not the sandbox's
+// writable one — and reads none of the hidden paths, nor what appears
+// later beside them (their names stay listable, as with every denied
+// path); the sandbox's shared domain keeps its own rules.
+func TestNewDomainWith(t *testing.T) {
+	l := newLayout(t)
+	mine, theirs := filepath.Join(l.ws, "wt", "mine"), filepath.Join(l.ws, "wt", "theirs")
+	for _, d := range []string{mine, theirs, filepath.Join(l.ws, ".git")} {
+		if err := os.MkdirAll(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, filepath.Join(theirs, "secret"), "theirs\n")
+	write(t, filepath.Join(l.ws, "main.txt"), "main\n")
+	write(t, filepath.Join(l.ws, ".git", "objects"), "shared\n")
+	sb := newSandbox(t, Config{Writable: []string{l.ws}})
+	d, err := sb.NewDomainWith(Config{Writable: []string{mine}, Deny: []string{theirs, filepath.Join(l.ws, "main.txt")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	write(t, filepath.Join(l.ws, "wt", "later"), "made after the domain\n")
+	for _, c := range []struct {
+		script string
+		ok     bool
+	}{
+		{"echo x > new && cat new", true},
+		{"cat ../../.git/objects", true},
+		{"ls ..", true},
+		{"cat ../theirs/secret", false},
+		{"cat ../theirs/*", false},
+		{"echo x > ../theirs/planted", false},
+		{"cat ../later", false},
+		{"cat ../../main.txt", false},
+		{"echo x > ../../main.txt", false},
+		{"echo x > ../../new.txt", false},
+	} {
+		out, ok := shIn(t, d.Start, nil, mine, c.script)
+		if ok != c.ok {
+			t.Errorf("%s: ok=%v, want %v: %s", c.script, ok, c.ok, out)
+		}
+	}
+	if out, ok := sh(t, sb, l.ws, "cat wt/theirs/secret && echo y > shared.txt"); !ok {
+		t.Fatalf("the shared domain lost its rules: %s", out)
+	}
+	sb.Close()
+	if _, err := sb.NewDomainWith(Config{Writable: []string{mine}}); err == nil {
+		t.Fatal("a domain was made after Close")
+	}
+}

@@ -95,6 +95,14 @@ type Session struct {
 	runner      *shell.Runner
 	closeDomain func()
 	domClosed   bool
+	// root is where the session works when it has a directory of its own
+	// (Isolate): its initial working directory in place of
+	// Options.Workdir; newDomain then makes its domain. Set before its
+	// first process, under mu and domMu.
+	root      string
+	newDomain func() (start func(*exec.Cmd) error, close func(), err error)
+	// started is set once the session has started a process.
+	started bool
 }
 
 // LateDiagnostics is the session's inbox of edit diagnostics that were
@@ -129,6 +137,42 @@ func (s *Session) ID() string { return s.id }
 
 // Sentinel returns the session's cwd sentinel (for tests).
 func (s *Session) Sentinel() string { return s.sentinel }
+
+// Isolate makes root the session's own directory: its working directory
+// now and whenever it goes back to the initial one (a lost directory, a
+// restart). newDomain, if set, makes the domain its commands start in,
+// instead of Options.NewDomain: one that confines them to root. It must
+// come before the session's first process; after one it fails.
+func (s *Session) Isolate(root string, newDomain func() (start func(*exec.Cmd) error, close func(), err error)) error {
+	// mu before domMu, as start takes them.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.domMu.Lock()
+	defer s.domMu.Unlock()
+	if s.closed || s.domClosed {
+		return errClosed()
+	}
+	if s.started || s.runner != nil {
+		return fmt.Errorf("the session has already run commands in %s", s.cwd)
+	}
+	s.root, s.cwd, s.newDomain = root, root, newDomain
+	return nil
+}
+
+// Root is the session's initial working directory: its own directory
+// (Isolate), else Options.Workdir.
+func (s *Session) Root() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rootLocked()
+}
+
+func (s *Session) rootLocked() string {
+	if s.root != "" {
+		return s.root
+	}
+	return s.opts.Workdir
+}
 
 // Cwd returns the current working directory.
 func (s *Session) Cwd() string {
@@ -435,7 +479,7 @@ func (s *Session) startDir() (dir, reset string, err error) {
 		return s.cwd, "", nil
 	}
 	reset = s.cwd
-	s.cwd = s.opts.Workdir
+	s.cwd = s.rootLocked()
 	if !isDir(s.cwd) {
 		s.cwd = "/"
 	}
@@ -492,16 +536,21 @@ func (s *Session) start(c shell.Command, admit func() error, register func(*shel
 // with: Options.Runner, or with Options.NewDomain a copy of it that starts
 // them in the session's own domain, made now if this is the first.
 func (s *Session) commandRunner() (*shell.Runner, error) {
-	if s.opts.NewDomain == nil {
-		return s.opts.Runner, nil
-	}
 	s.domMu.Lock()
 	defer s.domMu.Unlock()
+	s.started = true
+	newDomain := s.opts.NewDomain
+	if s.newDomain != nil {
+		newDomain = s.newDomain
+	}
+	if newDomain == nil {
+		return s.opts.Runner, nil
+	}
 	if s.domClosed {
 		return nil, errClosed()
 	}
 	if s.runner == nil {
-		start, closeDomain, err := s.opts.NewDomain()
+		start, closeDomain, err := newDomain()
 		if err != nil {
 			return nil, fmt.Errorf("the session's sandbox domain: %w", err)
 		}
@@ -609,7 +658,7 @@ func (s *Session) Restart() error {
 		owned = append(owned, t.proc)
 		delete(s.tasks, id)
 	}
-	s.cwd = s.opts.Workdir
+	s.cwd = s.rootLocked()
 	s.mu.Unlock()
 
 	for _, p := range append(owned, borrowed...) {

@@ -355,3 +355,50 @@ func TestNewDomainFailure(t *testing.T) {
 		t.Fatalf("error: %v", err)
 	}
 }
+
+// TestIsolate: a session given a directory of its own works there from
+// its first command, goes back there (not to the workdir) on a restart or
+// when its directory is lost, starts its commands in the domain it was
+// given, and cannot be moved once it has run a command.
+func TestIsolate(t *testing.T) {
+	base := t.TempDir()
+	own := filepath.Join(base, "own")
+	os.Mkdir(own, 0o755)
+	var shared, mine int
+	opts := Options{Workdir: base, NewDomain: func() (func(*exec.Cmd) error, func(), error) {
+		shared++
+		return func(c *exec.Cmd) error { return c.Start() }, func() {}, nil
+	}}
+	s := newSession(t, opts)
+	if err := s.Isolate(own, func() (func(*exec.Cmd) error, func(), error) {
+		mine++
+		return func(c *exec.Cmd) error { return c.Start() }, func() {}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if s.Root() != own || s.Cwd() != own {
+		t.Fatalf("root %s cwd %s", s.Root(), s.Cwd())
+	}
+	if out := mustRun(t, s, "pwd").Stdout.Text; strings.TrimSpace(out) != own {
+		t.Fatalf("ran in %q", out)
+	}
+	if shared != 0 || mine != 1 {
+		t.Fatalf("domains: shared %d, own %d", shared, mine)
+	}
+	mustRun(t, s, "mkdir gone && cd gone")
+	os.Remove(filepath.Join(own, "gone"))
+	if res := mustRun(t, s, "pwd"); strings.TrimSpace(res.Stdout.Text) != own || res.CwdReset == "" {
+		t.Fatalf("after the directory went: %+v", res)
+	}
+	mustRun(t, s, "cd /")
+	if err := s.Restart(); err != nil || s.Cwd() != own {
+		t.Fatalf("restart: %v, cwd %s", err, s.Cwd())
+	}
+	if err := s.Isolate(base, nil); err == nil {
+		t.Fatal("a session that ran commands was moved")
+	}
+	plain := newSession(t, Options{Workdir: base})
+	if plain.Root() != base {
+		t.Fatalf("root without Isolate: %s", plain.Root())
+	}
+}

@@ -1,6 +1,8 @@
 package shell
 
 import (
+	"os/exec"
+	"strconv"
 	"sync"
 	"syscall"
 )
@@ -49,4 +51,46 @@ func (t *childTable) deliver(pid int, ws syscall.WaitStatus) {
 	if ch != nil {
 		ch <- ws
 	}
+}
+
+// WaitStatusError is a child that did not exit 0, as the reaper saw it.
+type WaitStatusError struct{ Status syscall.WaitStatus }
+
+func (e *WaitStatusError) Error() string {
+	if e.Status.Signaled() {
+		return "killed by signal " + e.Status.Signal().String()
+	}
+	return "exit status " + strconv.Itoa(e.Status.ExitStatus())
+}
+
+// StartWaited starts cmd with start (cmd.Start when nil) and returns how
+// to wait for it, as cmd.Wait would. With reaping enabled the reaper
+// collects every child's exit status, so os/exec's own Wait would find
+// none (and could race it): the status is handed over by the reaper, and
+// cmd.Wait then only finishes copying the command's output.
+func StartWaited(cmd *exec.Cmd, start func(*exec.Cmd) error) (wait func() error, err error) {
+	if start == nil {
+		start = (*exec.Cmd).Start
+	}
+	children.startMu.RLock()
+	err = start(cmd)
+	var status chan syscall.WaitStatus
+	if err == nil && Reaping() {
+		status = children.register(cmd.Process.Pid)
+	}
+	children.startMu.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	if status == nil {
+		return cmd.Wait, nil
+	}
+	return func() error {
+		ws := <-status
+		_ = cmd.Wait() // the status is gone (ECHILD); this waits for the output
+		if ws.Exited() && ws.ExitStatus() == 0 {
+			return nil
+		}
+		return &WaitStatusError{Status: ws}
+	}, nil
 }

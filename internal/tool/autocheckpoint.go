@@ -20,10 +20,10 @@ import (
 // note after the call's answer. While the start-up checkpoint is still
 // being taken, the call waits for what is left of it, and a client that
 // gave a progress token is told so.
-func (s *Set) autoCheckpoint(ctx context.Context, req *mcp.CallToolRequest, sess *session.Session, d *Def, args json.RawMessage) string {
+func (s *Set) autoCheckpoint(ctx context.Context, req *mcp.CallToolRequest, env *Env, sess *session.Session, d *Def, args json.RawMessage) string {
 	name := d.tool.Name
-	stop := baselineProgress(ctx, req, s.env.Checkpoints)
-	err := s.env.Checkpoints.Auto(sess, func() string { return callReason(d, args) })
+	stop := baselineProgress(ctx, req, env.Checkpoints)
+	err := env.Checkpoints.Auto(sess, func() string { return callReason(d, args) })
 	stop()
 	if err == nil {
 		sess.NoteCheckpointFailure("")

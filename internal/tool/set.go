@@ -169,17 +169,26 @@ func (s *Set) wrap(d *Def, sessions Sessions) mcp.ToolHandler {
 		}
 		defer sc.Done()
 		rec.Session = sc.Session.ID()
-		note := ""
-		if d.spec.Changes != nil && s.env.Checkpoints != nil && d.spec.Changes(args) {
-			note = s.autoCheckpoint(ctx, req, sc.Session, d, args)
+		env, where := &s.env, ""
+		if s.env.Isolation != nil {
+			if env, where, err = s.env.Isolation.Enter(ctx, sc.Session, name, rec.Credential, &s.env); err != nil {
+				return finish(s.sessionNotes(s.failed(rec, err, d), sc, s.env.Workdir), structured, withText, sc), nil
+			}
 		}
-		c := &Call{Sess: sc.Session, Req: req, Env: &s.env, Rec: rec}
+		note := ""
+		if d.spec.Changes != nil && env.Checkpoints != nil && d.spec.Changes(args) {
+			note = s.autoCheckpoint(ctx, req, env, sc.Session, d, args)
+		}
+		c := &Call{Sess: sc.Session, Req: req, Env: env, Rec: rec}
 		r, err := d.handle(ctx, c, args)
 		if err != nil {
 			r = s.failed(rec, err, d)
 		}
 		if note != "" {
 			r.Content = append(r.Content, &mcp.TextContent{Text: note})
+		}
+		if where != "" {
+			r.Content = append(r.Content, &mcp.TextContent{Text: where})
 		}
 		for _, after := range s.env.After {
 			after(c, r)
@@ -188,7 +197,7 @@ func (s *Set) wrap(d *Def, sessions Sessions) mcp.ToolHandler {
 			f()
 		}
 		capAnswer(r, s.env.MaxAnswer)
-		return finish(s.sessionNotes(r, sc), structured, withText, sc), nil
+		return finish(s.sessionNotes(r, sc, env.Workdir), structured, withText, sc), nil
 	}
 }
 
@@ -296,15 +305,15 @@ func sessionArg(args json.RawMessage) (string, error) {
 
 // sessionNotes tells the model what happened to its session: the handle of
 // one just minted, or that its implicit session had expired and this call
-// started afresh.
-func (s *Set) sessionNotes(r *mcp.CallToolResult, sc *session.Call) *mcp.CallToolResult {
+// started afresh, in workdir.
+func (s *Set) sessionNotes(r *mcp.CallToolResult, sc *session.Call, workdir string) *mcp.CallToolResult {
 	switch {
 	case sc.Minted != "":
 		r.Content = append(r.Content, &mcp.TextContent{Text: fmt.Sprintf("session: %s\n(a new session: pass session: %q in later calls to keep its working directory, viewed files and background tasks)\n", sc.Minted, sc.Minted)})
 	case sc.Restarted == session.EndedIdle:
-		r.Content = append(r.Content, &mcp.TextContent{Text: fmt.Sprintf("note: your previous session was closed after %s without calls, and its processes were terminated; this call started a new session in %s\n", s.env.SessionIdleTimeout, s.env.Workdir)})
+		r.Content = append(r.Content, &mcp.TextContent{Text: fmt.Sprintf("note: your previous session was closed after %s without calls, and its processes were terminated; this call started a new session in %s\n", s.env.SessionIdleTimeout, workdir)})
 	case sc.Restarted == session.EndedLimit:
-		r.Content = append(r.Content, &mcp.TextContent{Text: fmt.Sprintf("note: your previous session was closed to make room for others (--max-sessions), and its processes were terminated; this call started a new session in %s\n", s.env.Workdir)})
+		r.Content = append(r.Content, &mcp.TextContent{Text: fmt.Sprintf("note: your previous session was closed to make room for others (--max-sessions), and its processes were terminated; this call started a new session in %s\n", workdir)})
 	}
 	return r
 }

@@ -91,6 +91,22 @@ type Env struct {
 	// (the families' additions to any answer, such as the errors earlier
 	// edits turned out to have introduced).
 	After []func(c *Call, r *mcp.CallToolResult)
+	// Isolation, when set, gives the sessions that work in a directory of
+	// their own (a workspace: --isolation worktree, the workspace tool)
+	// the environment of that directory.
+	Isolation Isolation
+}
+
+// Isolation finds the environment a call runs in when its session works
+// in a directory of its own: the scope, file service and checkpoints of
+// that directory in place of the process's. The workspace family
+// implements it.
+type Isolation interface {
+	// Enter returns the environment of a call of tool by credential in
+	// sess: env itself, or its session's own, made at the session's first
+	// call when every session gets one. note, when set, is said once after
+	// the answer: where the session works.
+	Enter(ctx context.Context, sess *session.Session, tool, credential string, env *Env) (e *Env, note string, err error)
 }
 
 // Diagnostics are the settings of the errors an edit's answer reports.

@@ -16,12 +16,15 @@ import (
 	"github.com/boris-mcp/boris/internal/tool/lsp"
 	"github.com/boris-mcp/boris/internal/tool/patch"
 	"github.com/boris-mcp/boris/internal/tool/search"
+	"github.com/boris-mcp/boris/internal/tool/workspace"
 )
 
 // Options are the settings of the families that have their own.
 type Options struct {
 	Exec       exec.Options
 	Checkpoint checkpoint.Options
+	// Workspace binds sessions to git workspaces (nil: no repository).
+	Workspace *workspace.Isolation
 }
 
 // Specs declares every tool of every family, in registration order.
@@ -33,6 +36,7 @@ func Specs(o Options) []tool.Spec {
 		search.Specs(),
 		lsp.Specs(),
 		checkpoint.Specs(o.Checkpoint),
+		workspace.Specs(o.Workspace),
 	)
 }
 

@@ -72,7 +72,7 @@ func lspTool(m dialect.Mode) (*tool.Def, error) {
 	h := func(ctx context.Context, c *tool.Call, in *lspArgs) (*mcp.CallToolResult, error) {
 		op := strings.TrimSpace(in.Operation)
 		c.Rec.Operation, c.Rec.Paths = op, []string{in.FilePath}
-		q := lsp.Query{Op: op, Cwd: c.Sess.Cwd(), Path: in.FilePath, Query: in.Query}
+		q := lsp.Query{Op: op, Cwd: c.Sess.Cwd(), Path: in.FilePath, Query: in.Query, Policy: c.Env.Policy}
 		if in.Line != nil {
 			q.Line = int(*in.Line)
 		}
