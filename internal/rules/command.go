@@ -26,7 +26,29 @@ func (r *Rules) Command(script string) Verdict {
 	if r.Empty() {
 		return Verdict{Part: script}
 	}
-	parts := commandParts(script, 0)
+	v := r.parts(commandParts(script, 0))
+	if v.Part == "" {
+		v.Part = script
+	}
+	return v
+}
+
+// Argv judges a program's argv before it runs (Codex's shell tool gives
+// one), with what it is known to run: the command a wrapper runs, the
+// inner script of bash -lc.
+func (r *Rules) Argv(argv []string) Verdict {
+	if r.Empty() || len(argv) == 0 {
+		return Verdict{}
+	}
+	c := cand{argv: make([]word, len(argv))}
+	for i, a := range argv {
+		c.argv[i] = word{s: a, known: true}
+	}
+	return r.parts(expand(c, 0))
+}
+
+// parts is the strictest verdict on a command's parts.
+func (r *Rules) parts(parts []part) Verdict {
 	var best Verdict
 	first := true
 	restrictive := r.Restrictive()
@@ -43,9 +65,6 @@ func (r *Rules) Command(script string) Verdict {
 		if first || v.stricter(best) {
 			best, first = v, false
 		}
-	}
-	if first {
-		best.Part = script
 	}
 	return best
 }

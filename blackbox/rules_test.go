@@ -1,0 +1,355 @@
+package blackbox
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// rulesFixture is a work tree whose origin is a local bare repository, and
+// a local HTTP server counting its hits: a real git push and a real curl
+// leave traces that can be looked for.
+type rulesFixture struct {
+	dir, ws, remote string
+	url             string
+	hits            atomic.Int64
+	paths           chan string
+}
+
+func newRulesFixture(t *testing.T) *rulesFixture {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatal("git is needed")
+	}
+	top, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &rulesFixture{dir: top, ws: filepath.Join(top, "ws"), remote: filepath.Join(top, "remote.git"), paths: make(chan string, 1000)}
+	gitRun(t, top, "init", "-q", "--bare", f.remote)
+	gitRun(t, top, "init", "-q", "-b", "main", f.ws)
+	if err := os.WriteFile(filepath.Join(f.ws, "README"), []byte("git push is in this file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitRun(t, f.ws, "add", "README")
+	gitRun(t, f.ws, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one")
+	gitRun(t, f.ws, "remote", "add", "origin", f.remote)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.hits.Add(1)
+		f.paths <- r.URL.Path
+		fmt.Fprintln(w, "fetched")
+	}))
+	t.Cleanup(srv.Close)
+	f.url = srv.URL
+	return f
+}
+
+func gitRun(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// pushed are the refs the bare repository got.
+func (f *rulesFixture) pushed(t *testing.T) string {
+	t.Helper()
+	return strings.TrimSpace(gitRun(t, f.remote, "for-each-ref", "--format=%(refname)"))
+}
+
+func (f *rulesFixture) write(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(f.dir, name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const codexAttackRules = `
+prefix_rule(
+    pattern = ["git", "push"],
+    decision = "forbidden",
+    justification = "pushing is for humans",
+    match = ["git push origin main"],
+    not_match = ["git status", "echo git push"],
+)
+prefix_rule(pattern = [["curl", "wget"]], decision = "forbidden", justification = "no fetching from the network")
+`
+
+const claudeAttackRules = `{
+  "permissions": {
+    "allow": ["Bash(git status)", "Bash(echo *)"],
+    "deny": ["Bash(git push:*)", "Bash(curl:*)", "Bash(wget:*)"]
+  }
+}`
+
+// attacks are command lines that would push to the bare repository or
+// fetch from the server; each must be refused before anything of it runs.
+// N is replaced by the attack's number (its branch, its URL path).
+func attacks(gitPath, url string) []string {
+	push := "push origin HEAD:refs/heads/aN"
+	fetch := url + "/aN"
+	return []string{
+		"git " + push,
+		gitPath + " " + push,
+		"g''it " + push,
+		`"git" "push" origin HEAD:refs/heads/aN`,
+		`\git ` + push,
+		`git pu\sh origin HEAD:refs/heads/aN`,
+		"true; git " + push,
+		"true && git " + push,
+		"false || git " + push,
+		"echo | git " + push,
+		"(git " + push + ")",
+		"{ git " + push + "; }",
+		"echo $(git " + push + ")",
+		"echo `git " + push + "`",
+		"bash -c 'git " + push + "'",
+		`sh -c "git ` + push + `"`,
+		`bash -c "bash -c 'git ` + push + `'"`,
+		"bash -lc 'cd . && git " + push + "'",
+		"eval 'git " + push + "'",
+		"eval git " + push,
+		"env git " + push,
+		"env -i PATH=/usr/bin:/bin git " + push,
+		`env PATH="$PATH" git ` + push,
+		"env -S 'git " + push + "'",
+		"command git " + push,
+		"exec git " + push,
+		"nice -n 5 git " + push,
+		"nohup git " + push,
+		"timeout 30 git " + push,
+		"timeout -s KILL 30 git " + push,
+		"sudo git " + push,
+		"echo HEAD:refs/heads/aN | xargs git push origin",
+		"echo push origin HEAD:refs/heads/aN | xargs git",
+		"x=git; $x " + push,
+		"x=push; git $x origin HEAD:refs/heads/aN",
+		"$(echo git) " + push,
+		"`echo git` " + push,
+		`eval "$(echo git) ` + push + `"`,
+		"if true; then git " + push + "; fi",
+		"for i in 1; do git " + push + "; done",
+		"while true; do git " + push + "; break; done",
+		"case x in x) git " + push + ";; esac",
+		"f() { git " + push + "; }; f",
+		"GIT_TRACE=0 git " + push,
+		"git -C . " + push,
+		"git -c user.name=x " + push,
+		"find . -maxdepth 0 -exec git " + push + ` \;`,
+		"echo 'git " + push + "' | bash",
+		"bash <<'EOF'\ngit " + push + "\nEOF",
+		"cat <<EOF\n$(git " + push + ")\nEOF",
+		"touch marker-aN && git " + push,
+		"{git,push} origin HEAD:refs/heads/aN",
+		"curl -s " + fetch,
+		"wget -q -O - " + fetch,
+		"curl -s " + fetch + " | sh",
+		"bash -c 'curl -s " + fetch + "'",
+		"c\\url -s " + fetch,
+		"$(echo curl) -s " + fetch,
+		"/usr/bin/env curl -s " + fetch,
+	}
+}
+
+// TestRulesAttackSuite drives the binary with every bypass shape against
+// rules forbidding git push and curl/wget, in Codex's format and Claude
+// Code's: each attack is refused (RULE_FORBIDDEN, or RULE_APPROVAL_NEEDED
+// where the program cannot be known before it runs and the client cannot
+// ask), the bare repository gets no ref and the server no request; the
+// commands that only mention git push still run. A control run without
+// rules pushes and fetches for real, so the traces looked for are real.
+func TestRulesAttackSuite(t *testing.T) {
+	gitPath, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"codex", "claude"} {
+		t.Run(format, func(t *testing.T) {
+			f := newRulesFixture(t)
+			var rulesFile string
+			if format == "codex" {
+				rulesFile = f.write(t, "team.rules", codexAttackRules)
+			} else {
+				rulesFile = f.write(t, "settings.json", claudeAttackRules)
+			}
+			cs, _, logs := connectStdio(t, f.ws, "--rules="+rulesFile, "--checkpoints=off")
+			for i, a := range attacks(gitPath, f.url) {
+				n := fmt.Sprint(i)
+				cmd := strings.ReplaceAll(a, "aN", "a"+n)
+				text, isErr := call(t, cs, "bash", map[string]any{"command": cmd})
+				if !isErr || !(strings.HasPrefix(text, "[RULE_FORBIDDEN] ") || strings.HasPrefix(text, "[RULE_APPROVAL_NEEDED] ")) {
+					t.Errorf("attack %d %q was not refused: isError=%v %q", i, cmd, isErr, text)
+					continue
+				}
+				if strings.HasPrefix(text, "[RULE_FORBIDDEN] ") && !strings.Contains(text, rulesFile+":") {
+					t.Errorf("attack %d %q: the refusal does not name the rule's file and line: %q", i, cmd, text)
+				}
+			}
+			if refs := f.pushed(t); refs != "" {
+				t.Errorf("the bare repository got refs: %s", refs)
+			}
+			if n := f.hits.Load(); n != 0 {
+				t.Errorf("the server got %d requests", n)
+			}
+			if _, err := os.Stat(filepath.Join(f.ws, "marker-a50")); err == nil {
+				t.Error("the part before a forbidden part ran")
+			}
+			// The refusal says what and why.
+			text, _ := call(t, cs, "bash", map[string]any{"command": "echo hi && git push origin main"})
+			for _, want := range []string{"git push origin main", "nothing was run"} {
+				if !strings.Contains(text, want) {
+					t.Errorf("refusal %q lacks %q", text, want)
+				}
+			}
+			if format == "codex" && !strings.Contains(text, "pushing is for humans") {
+				t.Errorf("refusal %q lacks the justification", text)
+			}
+			// No false refusals.
+			if out := mustOK(t, cs, "bash", map[string]any{"command": "echo git push"}); !strings.Contains(out, "git push") {
+				t.Errorf("echo git push: %q", out)
+			}
+			if out := mustOK(t, cs, "bash", map[string]any{"command": `grep -r "git push" .`}); !strings.Contains(out, "README") {
+				t.Errorf("grep: %q", out)
+			}
+			if out := mustOK(t, cs, "bash", map[string]any{"command": "git status"}); !strings.Contains(out, "branch main") {
+				t.Errorf("git status: %q", out)
+			}
+			if out := mustOK(t, cs, "bash", map[string]any{"command": "git log --oneline | cat"}); !strings.Contains(out, "one") {
+				t.Errorf("git log: %q", out)
+			}
+			if t.Failed() {
+				t.Logf("server log:\n%s", logs)
+			}
+		})
+	}
+	t.Run("control", func(t *testing.T) {
+		f := newRulesFixture(t)
+		cs, _, _ := connectStdio(t, f.ws, "--checkpoints=off")
+		mustOK(t, cs, "bash", map[string]any{"command": "x=git; $x push origin HEAD:refs/heads/control && curl -s " + f.url + "/control"})
+		if refs := f.pushed(t); refs != "refs/heads/control" {
+			t.Errorf("without rules the push did not happen: %q", refs)
+		}
+		if n := f.hits.Load(); n != 1 {
+			t.Errorf("without rules the server got %d requests", n)
+		}
+	})
+}
+
+// TestRulesCodexTools: Codex's shell (an argv, bash -lc) and exec_command
+// are judged like bash.
+func TestRulesCodexTools(t *testing.T) {
+	f := newRulesFixture(t)
+	rulesFile := f.write(t, "team.rules", codexAttackRules)
+	cs, _, _ := connectStdio(t, f.ws, "--rules="+rulesFile, "--checkpoints=off", "--openai-compat")
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"shell", map[string]any{"command": []string{"git", "push", "origin", "HEAD:refs/heads/s1"}}},
+		{"shell", map[string]any{"command": []string{"bash", "-lc", "git push origin HEAD:refs/heads/s2"}}},
+		{"shell", map[string]any{"command": []string{"env", "curl", f.url + "/s3"}}},
+		{"exec_command", map[string]any{"cmd": "git push origin HEAD:refs/heads/s4"}},
+		{"exec_command", map[string]any{"cmd": "x=curl; $x " + f.url + "/s5", "tty": true}},
+	} {
+		text, isErr := call(t, cs, c.tool, c.args)
+		if !isErr || !strings.Contains(text, "RULE_") {
+			t.Errorf("%s %v: not refused: %q", c.tool, c.args, text)
+		}
+	}
+	if refs := f.pushed(t); refs != "" {
+		t.Errorf("pushed: %s", refs)
+	}
+	if n := f.hits.Load(); n != 0 {
+		t.Errorf("fetched %d times", n)
+	}
+	text, isErr := call(t, cs, "shell", map[string]any{"command": []string{"git", "status"}})
+	if isErr || !strings.Contains(text, "branch main") {
+		t.Errorf("git status through shell: %v %q", isErr, text)
+	}
+}
+
+// TestRulesPaths: Claude Code's Read and Edit rules bind the file tools,
+// apply_patch included.
+func TestRulesPaths(t *testing.T) {
+	f := newRulesFixture(t)
+	if err := os.WriteFile(filepath.Join(f.ws, ".env"), []byte("SECRET=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rulesFile := f.write(t, "settings.json", `{"permissions": {"deny": ["Read(./.env)", "Edit(docs/**)"]}}`)
+	cs, _, _ := connectStdio(t, f.ws, "--rules="+rulesFile, "--checkpoints=off")
+	if text := mustErr(t, cs, "view", map[string]any{"path": ".env"}, "RULE_FORBIDDEN"); strings.Contains(text, "SECRET") {
+		t.Errorf("the denied file's content came back: %q", text)
+	}
+	mustErr(t, cs, "create_file", map[string]any{"path": "docs/a.md", "content": "x"}, "RULE_FORBIDDEN")
+	mustErr(t, cs, "apply_patch", map[string]any{"input": "*** Begin Patch\n*** Add File: docs/b.md\n+x\n*** End Patch\n"}, "RULE_FORBIDDEN")
+	if _, err := os.Stat(filepath.Join(f.ws, "docs")); err == nil {
+		t.Error("a forbidden edit made docs/")
+	}
+	mustOK(t, cs, "create_file", map[string]any{"path": "src/a.md", "content": "x"})
+	mustOK(t, cs, "view", map[string]any{"path": "README"})
+}
+
+// TestRulesElicitation: a command a rule asks about runs when the human,
+// asked through the client's elicitation, accepts, and is refused when
+// they decline, in both protocol eras.
+func TestRulesElicitation(t *testing.T) {
+	for _, era := range []string{handshakeEra, defaultClient} {
+		name := era
+		if name == "" {
+			name = "stateless"
+		}
+		t.Run(name, func(t *testing.T) {
+			f := newRulesFixture(t)
+			rulesFile := f.write(t, "ask.rules", `prefix_rule(pattern = ["touch"], decision = "prompt", justification = "new files need a look")`)
+			var answer atomic.Value
+			var asked atomic.Int64
+			var lastMsg atomic.Value
+			opts := &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				asked.Add(1)
+				lastMsg.Store(req.Params.Message)
+				return &mcp.ElicitResult{Action: answer.Load().(string)}, nil
+			}}
+			cs, _, logs := connectStdioWith(t, f.ws, era, opts, "--rules="+rulesFile, "--checkpoints=off")
+			answer.Store("accept")
+			mustOK(t, cs, "bash", map[string]any{"command": "touch accepted"})
+			if _, err := os.Stat(filepath.Join(f.ws, "accepted")); err != nil {
+				t.Errorf("accepted command did not run: %v\n%s", err, logs)
+			}
+			if msg, _ := lastMsg.Load().(string); !strings.Contains(msg, "touch accepted") || !strings.Contains(msg, "new files need a look") || !strings.Contains(msg, "ask.rules:1") {
+				t.Errorf("the question %q lacks the command, the justification or the rule", msg)
+			}
+			answer.Store("decline")
+			mustErr(t, cs, "bash", map[string]any{"command": "touch declined"}, "RULE_DECLINED")
+			if _, err := os.Stat(filepath.Join(f.ws, "declined")); err == nil {
+				t.Error("declined command ran")
+			}
+			if n := asked.Load(); n < 2 {
+				t.Errorf("asked %d times", n)
+			}
+		})
+	}
+	t.Run("no capability", func(t *testing.T) {
+		f := newRulesFixture(t)
+		rulesFile := f.write(t, "ask.rules", `prefix_rule(pattern = ["touch"], decision = "prompt")`)
+		cs, _, _ := connectStdio(t, f.ws, "--rules="+rulesFile, "--checkpoints=off")
+		mustErr(t, cs, "bash", map[string]any{"command": "touch x"}, "RULE_APPROVAL_NEEDED")
+		if _, err := os.Stat(filepath.Join(f.ws, "x")); err == nil {
+			t.Error("ran without approval")
+		}
+	})
+}
