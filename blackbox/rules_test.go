@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -352,4 +353,48 @@ func TestRulesElicitation(t *testing.T) {
 			t.Error("ran without approval")
 		}
 	})
+}
+
+// TestRulesStartAndReload: a rules file that does not load stops the
+// start, naming the file and line; a changed file is reloaded; a change
+// that does not load keeps the previous rules, with a warning.
+func TestRulesStartAndReload(t *testing.T) {
+	f := newRulesFixture(t)
+	bad := f.write(t, "bad.rules", "prefix_rule(pattern = [\"git\"])\n\nprefix_rule(pattern = [\"ls\"], justification = \"\")\n")
+	cmd := exec.Command(binPath, "--transport=stdio", "--workdir="+f.ws, "--rules="+bad)
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), bad+":3") {
+		t.Fatalf("start with a bad rules file: err=%v, output %q does not name %s:3", err, out, bad)
+	}
+
+	rulesFile := f.write(t, "live.rules", `prefix_rule(pattern = ["touch"], decision = "forbidden")`)
+	cs, _, logs := connectStdio(t, f.ws, "--rules="+rulesFile, "--checkpoints=off")
+	mustErr(t, cs, "bash", map[string]any{"command": "touch a"}, "RULE_FORBIDDEN")
+	mustOK(t, cs, "bash", map[string]any{"command": "mkdir d1"})
+
+	f.write(t, "live.rules", `prefix_rule(pattern = ["mkdir"], decision = "forbidden", justification = "no new dirs")`)
+	deadline := time.Now().Add(20 * time.Second)
+	for i := 0; ; i++ {
+		text, isErr := call(t, cs, "bash", map[string]any{"command": fmt.Sprintf("mkdir r%d", i)})
+		if isErr && strings.Contains(text, "no new dirs") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the changed rules were not reloaded: %q\n%s", text, logs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	mustOK(t, cs, "bash", map[string]any{"command": "touch b"})
+
+	f.write(t, "live.rules", "prefix_rule(pattern = [\"mkdir\"], decision = \"sometimes\")\n")
+	for !strings.Contains(logs.String(), "does not load") {
+		if time.Now().After(deadline.Add(20 * time.Second)) {
+			t.Fatalf("no warning about the bad reload:\n%s", logs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(logs.String(), "live.rules:1") {
+		t.Errorf("the warning does not name the file and line:\n%s", logs)
+	}
+	mustErr(t, cs, "bash", map[string]any{"command": "mkdir after"}, "RULE_FORBIDDEN")
 }
