@@ -314,17 +314,17 @@ func unwrap(c cand) (cand, bool) {
 			// takes the rest of the word or the next word.
 			for j := 1; j < len(s); j++ {
 				if strings.IndexByte(spec.valued, s[j]) >= 0 {
-					val := s[j+1:]
-					if val == "" {
-						i++
-						if i < len(args) {
-							val = args[i].s
-							if name == "env" && s[j] == 'S' {
-								split = splitKnown(args[i])
-							}
+					envS := name == "env" && s[j] == 'S'
+					switch val := s[j+1:]; {
+					case val != "":
+						if envS {
+							split = splitKnown(word{s: val, known: true})
 						}
-					} else if name == "env" && s[j] == 'S' {
-						split = splitKnown(word{s: val, known: true})
+					case i+1 < len(args):
+						i++
+						if envS {
+							split = splitKnown(args[i])
+						}
 					}
 					break
 				}
