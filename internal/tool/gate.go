@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -90,6 +91,10 @@ type Gate struct {
 	// forbidden stays forbidden).
 	approved map[string]bool
 	all      bool
+	// mu guards approved, all and rec's rule fields: Exec may be called
+	// from the goroutine that watches the command's execs while the
+	// handler runs; one question at a time.
+	mu sync.Mutex
 }
 
 // Gate is the call's gate; nil-safe: without rules, every Exec is nil.
@@ -165,6 +170,8 @@ func (g *Gate) check(ctx context.Context, acts []Act) (*mcp.CallToolResult, erro
 // decide turns a verdict into nil (run) or the refusal, asking the human
 // where the verdict asks and the client can be asked now.
 func (g *Gate) decide(ctx context.Context, v rules.Verdict, stage string, timeout time.Duration, whole bool) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	switch v.Decision {
 	case rules.NoMatch:
 		return nil
@@ -211,6 +218,8 @@ func (g *Gate) decide(ctx context.Context, v rules.Verdict, stage string, timeou
 // question by the request state), or else with an input request the
 // client puts to the human before it retries.
 func (g *Gate) askByRetry(v rules.Verdict, stage string) (*mcp.CallToolResult, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	state := g.stateFor(v)
 	if resp, ok := g.req.Params.InputResponses[approvalID]; ok && hmac.Equal([]byte(g.req.Params.RequestState), []byte(state)) {
 		if res, ok := resp.(*mcp.ElicitResult); ok && approvedBy(res) {
