@@ -221,7 +221,35 @@ func (p *codexPolicy) parse(file string, src []byte) error {
 		p.hosts[name] = out
 		return starlark.None, nil
 	})
-	predeclared := starlark.StringDict{"prefix_rule": prefixRuleFn, "host_executable": hostFn}
+	// network_rule is Codex's rule on the hosts its sandboxed network
+	// proxy lets through; boris has no such proxy. A file using it loads
+	// (its arguments checked as Codex checks them) and the rule is
+	// ignored: commands are judged by their prefix rules alone.
+	networkFn := starlark.NewBuiltin("network_rule", func(th *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		var host, protocol, decision string
+		var justification starlark.Value = starlark.None
+		if err := starlark.UnpackArgs("network_rule", args, kwargs, "host", &host, "protocol", &protocol, "decision", &decision, "justification?", &justification); err != nil {
+			return fail(th, "%v", err)
+		}
+		switch protocol {
+		case "http", "https", "https_connect", "http-connect", "socks5_tcp", "socks5_udp":
+		default:
+			return fail(th, "invalid rule: network_rule protocol must be one of http, https, socks5_tcp, socks5_udp (got %s)", protocol)
+		}
+		switch decision {
+		case "allow", "prompt", "forbidden", "deny":
+		default:
+			return fail(th, "network_rule: unknown decision %q (allow, prompt, forbidden or deny)", decision)
+		}
+		if h := strings.TrimSpace(host); h == "" || strings.Contains(h, "*") || strings.Contains(h, "/") {
+			return fail(th, "invalid rule: network_rule host must be a specific hostname or IP literal (got %q)", host)
+		}
+		if s, ok := starlark.AsString(justification); ok && strings.TrimSpace(s) == "" {
+			return fail(th, "invalid rule: justification cannot be empty")
+		}
+		return starlark.None, nil
+	})
+	predeclared := starlark.StringDict{"prefix_rule": prefixRuleFn, "host_executable": hostFn, "network_rule": networkFn}
 	opts := &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true}
 	if _, err := starlark.ExecFileOptions(opts, thread, file, src, predeclared); err != nil {
 		if ruleErr != nil {

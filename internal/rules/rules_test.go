@@ -265,3 +265,63 @@ func TestBothFormatsStrictestWins(t *testing.T) {
 		t.Fatalf("git log = %+v", v)
 	}
 }
+
+// TestCodexFileShapes: what Codex's files hold besides prefix rules loads:
+// network_rule (checked, then ignored), positional arguments, Starlark
+// itself (variables, loops).
+func TestCodexFileShapes(t *testing.T) {
+	dir := t.TempDir()
+	p := write(t, dir, "shapes.rules", `
+network_rule(host = "api.github.com", protocol = "https", decision = "allow")
+prefix_rule(["make", "deploy"], "forbidden")
+for tool in ["kubectl", "helm"]:
+    prefix_rule(pattern = [tool, "delete"], decision = "prompt", justification = "cluster changes")
+`)
+	r, err := LoadIn([]string{p}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := r.Command("make deploy"); v.Decision != Forbid || !strings.HasSuffix(v.Rule, "shapes.rules:3") {
+		t.Errorf("make deploy = %+v", v)
+	}
+	if v := r.Command("helm delete x"); v.Decision != Ask || v.Justification != "cluster changes" || !strings.HasSuffix(v.Rule, "shapes.rules:5") {
+		t.Errorf("helm delete = %+v", v)
+	}
+	bad := write(t, dir, "net.rules", `network_rule(host = "*", protocol = "http", decision = "allow")`)
+	if _, err := LoadIn([]string{bad}, dir); err == nil || !strings.Contains(err.Error(), "net.rules:1") {
+		t.Errorf("a wildcard network_rule host loaded: %v", err)
+	}
+}
+
+// TestClaudePaths: where Claude Code's path patterns are anchored.
+func TestClaudePaths(t *testing.T) {
+	dir := t.TempDir()
+	home, _ := os.UserHomeDir()
+	p := write(t, dir, "proj/.claude/settings.json", `{"permissions": {"deny": [
+  "Read(//var/secret/**)", "Read(~/.ssh/**)", "Edit(/build/**)", "Read(*.pem)", "Edit(./src/gen)"
+]}}`)
+	wd := filepath.Join(dir, "wd")
+	r, err := LoadIn([]string{p}, wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		tool, path string
+		want       Decision
+	}{
+		{"Read", "/var/secret/a/b", Forbid},
+		{"Read", filepath.Join(home, ".ssh/id_ed25519"), Forbid},
+		{"Edit", filepath.Join(dir, "proj/build/out.o"), Forbid},
+		{"Edit", filepath.Join(wd, "build/out.o"), NoMatch},
+		{"Read", filepath.Join(wd, "deep/dir/key.pem"), Forbid},
+		{"Read", "/elsewhere/key.pem", NoMatch},
+		{"Edit", filepath.Join(wd, "src/gen/x.go"), Forbid},
+		{"Edit", filepath.Join(wd, "src/x.go"), NoMatch},
+		{"Read", filepath.Join(wd, "src/gen/x.go"), NoMatch},
+	}
+	for _, c := range cases {
+		if v := r.Path(c.tool, c.path); v.Decision != c.want {
+			t.Errorf("Path(%s, %s) = %+v, want %v", c.tool, c.path, v, c.want)
+		}
+	}
+}
