@@ -144,6 +144,38 @@ func expand(c cand, depth int) []part {
 			}
 		}
 		return out
+	case name == "su" || name == "script" || name == "flock" || name == "runuser":
+		// Their -c (--command) value is a command line run by a shell.
+		for i := 1; i < len(c.argv); i++ {
+			a := c.argv[i]
+			if !a.known {
+				continue
+			}
+			var script word
+			switch {
+			case a.s == "--command" || len(a.s) > 1 && a.s[0] == '-' && a.s[1] != '-' && strings.HasSuffix(a.s, "c"):
+				if i+1 >= len(c.argv) {
+					continue
+				}
+				script = c.argv[i+1]
+			case strings.HasPrefix(a.s, "--command="):
+				script = word{s: strings.TrimPrefix(a.s, "--command="), known: true}
+			default:
+				continue
+			}
+			if !script.known {
+				return append(out, part{c: c, unknown: fmt.Sprintf("the command %s -c runs is %s, which is only known once it runs", name, script.s)})
+			}
+			out = append(out, commandParts(script.s, depth+1)...)
+		}
+		if name == "flock" || name == "runuser" {
+			if in, ok := unwrap(c); ok {
+				out = append(out, expand(in, depth)...)
+			}
+		}
+		return out
+	case name == "git" && gitAliased(c):
+		return append(out, part{c: c, unknown: "git -c alias.… makes a git command of another name, which is only known once it runs"})
 	case name == "find":
 		for _, in := range findExecs(c) {
 			out = append(out, expand(in, depth)...)
@@ -268,6 +300,15 @@ var wrappers = map[string]wrapperSpec{
 	"xargs":   {valued: "aEdeIiLlnPs", long: []string{"--arg-file", "--delimiter", "--eof", "--replace", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"}},
 	"sudo":    {valued: "CDghpRrTUu", long: []string{"--close-from", "--chdir", "--group", "--host", "--prompt", "--chroot", "--role", "--type", "--command-timeout", "--other-user", "--user"}, assigns: true},
 	"doas":    {valued: "uC"},
+	"watch":   {valued: "n", long: []string{"--interval"}},
+	"flock":   {valued: "wEc", long: []string{"--timeout", "--conflict-exit-code", "--command"}, operand: true},
+	"strace":  {valued: "abeEIoOpPsSuX"},
+	"ltrace":  {valued: "aeEoOpsuAlLnx"},
+	"taskset": {operand: true},
+	"chroot":  {long: []string{"--userspec", "--groups"}, operand: true},
+	"unshare": {valued: "S", long: []string{"--setuid", "--setgid", "--wd", "--root"}},
+	"runuser": {valued: "ugl", long: []string{"--user", "--group"}},
+	"chrt":    {operand: true},
 	"git":     {}, // git's global options: see unwrapGit
 }
 
@@ -350,6 +391,33 @@ func unwrap(c cand) (cand, bool) {
 		return cand{}, false
 	}
 	return in, true
+}
+
+// gitAliased reports whether a git command defines an alias in its global
+// options (git -c alias.p=push p).
+func gitAliased(c cand) bool {
+	for i := 1; i < len(c.argv); i++ {
+		a := c.argv[i]
+		if !a.known || !strings.HasPrefix(a.s, "-") {
+			return false
+		}
+		v := a.s
+		switch {
+		case a.s == "-c" || a.s == "--config-env":
+			if i+1 < len(c.argv) {
+				i++
+				v = c.argv[i].s
+			}
+		case strings.HasPrefix(a.s, "--config-env="):
+			v = strings.TrimPrefix(a.s, "--config-env=")
+		case strings.HasPrefix(a.s, "-c"):
+			v = a.s[2:]
+		}
+		if strings.HasPrefix(strings.ToLower(v), "alias.") {
+			return true
+		}
+	}
+	return false
 }
 
 // unwrapGit is git's command without its global options (git -C dir

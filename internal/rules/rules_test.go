@@ -114,6 +114,22 @@ func TestCommandParts(t *testing.T) {
 		{"alias g='git push'", Forbid},
 		{"{git,push}", Ask},
 		{"$'\\x67it' push", Ask},
+		{"git -c alias.p=push p origin", Ask},
+		{"git -c alias.s=status s", Ask},
+		{"watch -n 1 git push", Forbid},
+		{"flock /tmp/l git push", Forbid},
+		{"flock -c 'git push' /tmp/l", Forbid},
+		{"script -qc 'git push' /dev/null", Forbid},
+		{"script -q -c 'git push' /dev/null", Forbid},
+		{"su -c 'git push' me", Forbid},
+		{"strace -f -o /dev/null git push", Forbid},
+		{"taskset 1 git push", Forbid},
+		{"chroot / git push", Forbid},
+		{"unshare -r git push", Forbid},
+		{"builtin command env nice git push", Forbid},
+		{"time -p git push", Forbid},
+		{"coproc git push", Forbid},
+		{"git log --grep 'git push'", NoMatch},
 	}
 	for _, c := range cases {
 		v := r.Command(c.cmd)
