@@ -402,3 +402,58 @@ func TestRulesStartAndReload(t *testing.T) {
 	}
 	mustErr(t, cs, "bash", map[string]any{"command": "mkdir after"}, "RULE_FORBIDDEN")
 }
+
+// TestRulesElicitationHTTP: the same question and answer over streamable
+// HTTP, in both eras (the 2026-07-28 era's answer comes with a second POST
+// of the call).
+func TestRulesElicitationHTTP(t *testing.T) {
+	dir := t.TempDir()
+	rulesFile := filepath.Join(dir, "ask.rules")
+	if err := os.WriteFile(rulesFile, []byte(`prefix_rule(pattern = ["touch"], decision = "prompt")`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startInProcess(t, "--rules="+rulesFile, "--checkpoints=off")
+	for _, era := range []string{handshakeEra, statelessEra} {
+		t.Run(era, func(t *testing.T) {
+			var answer atomic.Value
+			opts := &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: answer.Load().(string)}, nil
+			}}
+			cs := connectHTTPAt(t, p.url, "", era, opts)
+			answer.Store("accept")
+			mustOK(t, cs, "bash", map[string]any{"command": "touch yes-" + era})
+			if _, err := os.Stat(filepath.Join(p.dir, "yes-"+era)); err != nil {
+				t.Errorf("accepted command did not run: %v", err)
+			}
+			answer.Store("cancel")
+			mustErr(t, cs, "bash", map[string]any{"command": "touch no-" + era}, "RULE_DECLINED")
+			if _, err := os.Stat(filepath.Join(p.dir, "no-"+era)); err == nil {
+				t.Error("cancelled command ran")
+			}
+		})
+	}
+}
+
+// TestRulesElicitationTimeout: a question nobody answers waits at most the
+// call's timeout, then the call is refused, naming the wait.
+func TestRulesElicitationTimeout(t *testing.T) {
+	f := newRulesFixture(t)
+	rulesFile := f.write(t, "ask.rules", `prefix_rule(pattern = ["touch"], decision = "prompt")`)
+	release := make(chan struct{})
+	defer close(release)
+	opts := &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		select {
+		case <-ctx.Done():
+		case <-release:
+		}
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	}}
+	cs, _, _ := connectStdioWith(t, f.ws, handshakeEra, opts, "--rules="+rulesFile, "--checkpoints=off")
+	text := mustErr(t, cs, "bash", map[string]any{"command": "touch late", "timeout": 300}, "RULE_APPROVAL_NEEDED")
+	if !strings.Contains(text, "no answer came within 300ms") {
+		t.Errorf("refusal %q does not name the wait", text)
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, "late")); err == nil {
+		t.Error("ran without an answer")
+	}
+}
