@@ -107,6 +107,12 @@ func newGate(env *Env, req *mcp.CallToolRequest, rec *audit.Record) *Gate {
 	return &Gate{rules: env.Rules, req: req, rec: rec, env: env, approved: map[string]bool{}}
 }
 
+// Restrictive reports whether any rule now asks or forbids: without one,
+// no exec can be refused and the per-exec check may be left out.
+func (g *Gate) Restrictive() bool {
+	return g != nil && g.rules.Live.Rules().Restrictive()
+}
+
 // Exec judges one program about to start with its real argv: nil lets it
 // run; an error refuses it, its text the reason (the rule, the argv, the
 // justification). An argv the rules ask about is put to the human while

@@ -64,7 +64,13 @@ prefix_rule(pattern = ["ls"], decision = "allow")`
 	if strings.Join(obs.got, ",") != strings.Join(want, ",") {
 		t.Errorf("metrics got %v, want %v", obs.got, want)
 	}
+	if !g.Restrictive() {
+		t.Error("rules that forbid are not restrictive")
+	}
 	var nilGate *Gate
+	if nilGate.Restrictive() {
+		t.Error("a nil gate is restrictive")
+	}
 	if err := nilGate.Exec(ctx, []string{"git", "push"}); err != nil {
 		t.Errorf("a nil gate refused: %v", err)
 	}
