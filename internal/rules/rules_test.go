@@ -341,3 +341,34 @@ func TestClaudePaths(t *testing.T) {
 		}
 	}
 }
+
+// TestClaudeWildcards: the wildcard examples of Claude Code's permissions
+// documentation.
+func TestClaudeWildcards(t *testing.T) {
+	dir := t.TempDir()
+	p := write(t, dir, "s.json", `{"permissions": {"deny": [
+  "Bash(npm run build)", "Bash(* --version)", "Bash(git * main)", "Bash(ls*)", "Bash(cat *)"
+]}}`)
+	r, err := LoadIn([]string{p}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cmd, want := range map[string]Decision{
+		"npm run build":          Forbid,
+		"npm run build --watch":  NoMatch,
+		"node --version":         Forbid,
+		"node --help":            NoMatch,
+		"git checkout main":      Forbid,
+		"git merge --no-ff main": Forbid,
+		"git push origin dev":    NoMatch,
+		"ls":                     Forbid,
+		"lsof -i":                Forbid,
+		"cat":                    Forbid,
+		"cat a b":                Forbid,
+		"catalog":                NoMatch,
+	} {
+		if v := r.Command(cmd); v.Decision != want {
+			t.Errorf("Command(%q) = %+v, want %v", cmd, v, want)
+		}
+	}
+}
