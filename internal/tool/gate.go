@@ -258,11 +258,7 @@ func (g *Gate) stateFor(v rules.Verdict) string {
 // stateless reports whether the call comes in the 2026-07-28 era, where
 // a server asks its client through the call's result, not mid-call.
 func (g *Gate) stateless() bool {
-	if g.req == nil || g.req.Session == nil {
-		return false
-	}
-	p := g.req.Session.InitializeParams()
-	return p != nil && p.ProtocolVersion >= "2026-07-28"
+	return g.req != nil && g.req.ProtocolVersion() >= "2026-07-28"
 }
 
 // canElicit reports whether the client declares it can ask its human.
