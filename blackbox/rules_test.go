@@ -457,3 +457,34 @@ func TestRulesElicitationTimeout(t *testing.T) {
 		t.Error("ran without an answer")
 	}
 }
+
+// TestRulesClaudeDialect: with --anthropic-compat, Claude's bash and its
+// editor are judged as boris's tools are, and the refusal still names the
+// rule.
+func TestRulesClaudeDialect(t *testing.T) {
+	f := newRulesFixture(t)
+	if err := os.WriteFile(filepath.Join(f.ws, ".env"), []byte("SECRET=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rulesFile := f.write(t, "settings.json", `{"permissions": {"deny": ["Bash(git push:*)", "Read(./.env)", "Edit(docs/**)"]}}`)
+	cs, _, _ := connectStdio(t, f.ws, "--rules="+rulesFile, "--checkpoints=off", "--anthropic-compat")
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"bash", map[string]any{"command": "cd . && git push origin HEAD:refs/heads/c1"}},
+		{"str_replace_editor", map[string]any{"command": "view", "path": filepath.Join(f.ws, ".env")}},
+		{"str_replace_editor", map[string]any{"command": "create", "path": filepath.Join(f.ws, "docs/x.md"), "file_text": "x"}},
+	} {
+		text, isErr := call(t, cs, c.tool, c.args)
+		if !isErr || !strings.Contains(text, "settings.json:1") || strings.Contains(text, "SECRET") {
+			t.Errorf("%s %v: not refused by the rule: %v %q", c.tool, c.args, isErr, text)
+		}
+	}
+	if refs := f.pushed(t); refs != "" {
+		t.Errorf("pushed: %s", refs)
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, "docs")); err == nil {
+		t.Error("docs/ was made")
+	}
+}
