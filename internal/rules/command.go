@@ -324,6 +324,17 @@ func unwrap(c cand) (cand, bool) {
 	if name == "git" {
 		return unwrapGit(c)
 	}
+	if name == "command" {
+		// command -v and -V name a program without running it.
+		for _, a := range c.argv[1:] {
+			if !a.known || !strings.HasPrefix(a.s, "-") || a.s == "--" {
+				break
+			}
+			if strings.ContainsAny(a.s, "vV") {
+				return cand{}, false
+			}
+		}
+	}
 	args := c.argv[1:]
 	i := 0
 	operand := spec.operand

@@ -80,6 +80,8 @@ func TestCommandParts(t *testing.T) {
 		{"env -i FOO=1 git push", Forbid},
 		{"env -S 'git push'", Forbid},
 		{"command git push", Forbid},
+		{"command -p git push", Forbid},
+		{"command -v git", NoMatch},
 		{"exec git push", Forbid},
 		{"nice -n 5 git push", Forbid},
 		{"nohup git push", Forbid},
