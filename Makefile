@@ -54,6 +54,7 @@ bench:
 	go run ./bench/patch
 	go run ./bench/interactive
 	go run ./bench/search
+	go run ./bench/rules
 
 ## fuzz: a short run of every fuzz target (FUZZTIME each, default 30s)
 FUZZTIME ?= 30s
@@ -68,7 +69,8 @@ FUZZ_TARGETS := \
 	./internal/search/match/dfa:FuzzDFA \
 	./internal/search/printer:FuzzRender \
 	./internal/patch:FuzzPatch \
-	./internal/term:FuzzFilter
+	./internal/term:FuzzFilter \
+	./internal/rules:FuzzCommand
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; fn=$${t##*:}; \

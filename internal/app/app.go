@@ -36,6 +36,7 @@ import (
 	"github.com/boris-mcp/boris/internal/hostenv"
 	"github.com/boris-mcp/boris/internal/lsp"
 	"github.com/boris-mcp/boris/internal/metrics"
+	"github.com/boris-mcp/boris/internal/rules"
 	"github.com/boris-mcp/boris/internal/sandbox"
 	"github.com/boris-mcp/boris/internal/scope"
 	"github.com/boris-mcp/boris/internal/server"
@@ -62,6 +63,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	protectErr := protectProcess()
 	if len(args) > 0 && args[0] == "install" {
 		return runInstall(args[1:], stdout)
+	}
+	if len(args) > 0 && args[0] == "policy" {
+		return runPolicy(args[1:], stdout)
 	}
 	ver := buildVersion()
 	cfg, err := config.Parse(config.Program{Version: ver, Tools: catalog.Naming()}, args, getenv, stdout, stderr)
@@ -98,7 +102,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		}
 	}
 
-	policy, err := scope.New(cfg.AllowDirs, append(slices.Clone(cfg.DenyPatterns), tokenFileDeny(cfg.TokenFile)...), cfg.Workdir)
+	// The token file and the rules files are denied to the file tools: an
+	// agent must not read the one nor rewrite the other.
+	policy, err := scope.New(cfg.AllowDirs, append(append(slices.Clone(cfg.DenyPatterns), tokenFileDeny(cfg.TokenFile)...), cfg.Rules...), cfg.Workdir)
 	if err != nil {
 		return err
 	}
@@ -107,6 +113,10 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return err
 	}
 	m := metrics.New(ver)
+	toolRules, err := newRules(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
 	g := guard.New(guard.Config{
 		MaxProcs: cfg.Limits.MaxProcs, Memory: cfg.Limits.Memory, FileSize: cfg.Limits.FileSize,
 		Nice: cfg.Limits.Nice, Off: cfg.Limits.Unguarded, Logger: logger,
@@ -246,6 +256,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		MaxAnswer:          cfg.MaxAnswer,
 		SessionIdleTimeout: cfg.SessionIdleTimeout,
 		Disabled:           cfg.DisableTools,
+		Rules:              toolRules,
 	}
 	if iso != nil {
 		env.Isolation = iso
@@ -306,6 +317,24 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	err = srv.ServeHTTP(ctx, ln, m.Handler())
 	logger.Info("boris stopped")
 	return err
+}
+
+// newRules loads the --rules files and keeps them reloaded on change (nil:
+// none given). A file that does not load stops the start with its file and
+// line.
+func newRules(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*tool.Rules, error) {
+	if len(cfg.Rules) == 0 {
+		return nil, nil
+	}
+	live, err := rules.NewLive(cfg.Rules, cfg.Workdir, logger)
+	if err != nil {
+		return nil, fmt.Errorf("--rules: %w", err)
+	}
+	go live.Watch(ctx, 0)
+	r := live.Rules()
+	logger.Info("command rules: every command line is judged before it runs, and the file tools' paths",
+		"files", strings.Join(cfg.Rules, ","), "restrictive", r.Restrictive())
+	return tool.NewRules(live, cfg.BashTimeout), nil
 }
 
 // streamChars is how much of each of a command's streams an answer

@@ -42,6 +42,15 @@ type Record struct {
 	TaskID    string
 	Files     []string // a patch's files: "A path", "M path", "D path"
 
+	// What the command rules (--rules) said: the strictest decision taken
+	// (allow, ask, forbid), the deciding rule (file:line), the part of the
+	// command or the path it was about, and for an ask the human's answer
+	// (approved, declined, unanswered, unavailable).
+	RuleDecision string
+	Rule         string
+	RulePart     string
+	RuleAnswer   string
+
 	// What came of it.
 	Outcome      string // ok, tool_error, protocol_error (as boris_tool_calls_total)
 	ErrorCode    string // the [CODE] of a tool error
@@ -120,6 +129,10 @@ func (l *Logger) Log(ctx context.Context, r *Record) {
 	if len(r.Files) > 0 {
 		attrs = append(attrs, slog.Any("files", r.Files))
 	}
+	add("rule_decision", r.RuleDecision)
+	add("rule", r.Rule)
+	text("rule_part", r.RulePart)
+	add("rule_answer", r.RuleAnswer)
 	add("error_code", r.ErrorCode)
 	if r.ExitCode != nil {
 		attrs = append(attrs, slog.Int("exit_code", *r.ExitCode))

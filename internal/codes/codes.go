@@ -59,6 +59,14 @@ const (
 	WorkspaceLimit    Code = "WORKSPACE_LIMIT"
 	WorkspaceNotFound Code = "WORKSPACE_NOT_FOUND"
 	WorkspaceFailed   Code = "WORKSPACE_FAILED"
+	// Command rules (--rules). RuleForbidden: a rule forbids what the call
+	// would run or touch; nothing ran. RuleApprovalNeeded: a rule asks for
+	// a human's approval (or what would run cannot be known before it
+	// runs) and none could be had: the client cannot ask (no elicitation)
+	// or no answer came in time. RuleDeclined: the human said no.
+	RuleForbidden      Code = "RULE_FORBIDDEN"
+	RuleApprovalNeeded Code = "RULE_APPROVAL_NEEDED"
+	RuleDeclined       Code = "RULE_DECLINED"
 )
 
 // All lists every code, in the order above: the values a structured error
@@ -73,6 +81,7 @@ var All = []Code{
 	LSPNoServer, LSPStartFailed, LSPIndexing, LSPTimeout, LSPUnsupported, LSPServerError,
 	CheckpointNotFound, CheckpointTooLarge, CheckpointDisabled, CheckpointFailed,
 	WorkspaceLimit, WorkspaceNotFound, WorkspaceFailed,
+	RuleForbidden, RuleApprovalNeeded, RuleDeclined,
 }
 
 // Error is an operational failure reported to the model as a tool result.

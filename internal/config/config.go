@@ -148,6 +148,10 @@ type Commands struct {
 	TTYCols, TTYRows int
 	// Limits are the limits every command runs under.
 	Limits Limits
+	// Rules are the absolute paths of the --rules files (Codex .rules,
+	// Claude Code settings), in order; loaded, and reloaded on change, by
+	// the app.
+	Rules []string
 }
 
 // Sandboxing is the kernel sandbox commands run in.
@@ -293,6 +297,7 @@ type cli struct {
 	CommandMaxProcs       int      `group:"commands" name:"command-max-procs" help:"Most processes one command may add (0: half of the free slots below the container's pids limit, keeping a reserve for boris). Needs boris to run as a non-root user." default:"0" envvar:"BORIS_COMMAND_MAX_PROCS"`
 	CommandMemory         string   `group:"commands" name:"command-memory" help:"Largest data segment (RLIMIT_DATA: heap and private mappings) of each command process (B, KB, MB, GB; 0 = none). The container's memory limit applies anyway." default:"0" envvar:"BORIS_COMMAND_MEMORY"`
 	CommandFileSize       string   `group:"commands" name:"command-file-size" help:"Largest file a command process may write (RLIMIT_FSIZE; B, KB, MB, GB; 0 = none)." default:"0" envvar:"BORIS_COMMAND_FILE_SIZE"`
+	Rules                 []string `group:"commands" sep:"none" help:"Rules on what commands may run (repeatable): a Codex .rules file (prefix_rule, host_executable) or a Claude Code settings file (permissions allow/ask/deny: Bash(...), Read(...), Edit(...)). Judged on the parsed command line before it runs and on the file tools' paths; the strictest decision wins; ask goes to the human through elicitation where the client can, else the call is refused. Reloaded when a file changes (a bad file keeps the previous rules). See docs/rules.md." placeholder:"FILE" envvar:"BORIS_RULES"`
 	CommandNice           int      `group:"commands" name:"command-nice" help:"Scheduling priority of commands, 1 to 19 (boris runs at 0); a command still running after a second goes to 19." default:"10" envvar:"BORIS_COMMAND_NICE"`
 
 	Checkpoints           string `group:"checkpoints" help:"Checkpoint the workspace before every call that can change it, and serve the checkpoint tool (create, list, diff, restore): on or off." default:"on" envvar:"BORIS_CHECKPOINTS"`
@@ -678,6 +683,20 @@ func (c *cli) resolveSandbox(cfg *Config, workdir string, fail func(string, ...a
 	cfg.Sandbox = cfg.SandboxWanted()
 	if n := cfg.Credentials(); n > 1 && cfg.SandboxMode == SandboxOff {
 		cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("--sandbox off with %d tokens: the agents' commands are not kept apart — one agent's commands can signal (and stop) the other agents' commands and boris, and read their /proc/<pid>/environ; leave --sandbox at auto (or on) to confine each session's commands on their own", n))
+	}
+	for _, p := range c.Rules {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			fail("invalid --rules %q: %v", p, err)
+			continue
+		}
+		if !slices.Contains(cfg.Rules, abs) {
+			cfg.Rules = append(cfg.Rules, abs)
+		}
 	}
 	for _, p := range c.SandboxWrite {
 		p = strings.TrimSpace(p)

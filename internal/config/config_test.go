@@ -589,3 +589,23 @@ func TestIsolationFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestRulesFlag: --rules is repeatable, BORIS_RULES a comma-separated
+// list; the paths come out absolute, each once.
+func TestRulesFlag(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := mustParse(t, []string{"--rules", "a.rules", "--rules", "/etc/b.json", "--rules", "a.rules"}, nil)
+	if want := []string{filepath.Join(wd, "a.rules"), "/etc/b.json"}; !slices.Equal(cfg.Rules, want) {
+		t.Errorf("flags: %v, want %v", cfg.Rules, want)
+	}
+	cfg = mustParse(t, nil, map[string]string{"BORIS_RULES": "/x.rules,/y.json"})
+	if want := []string{"/x.rules", "/y.json"}; !slices.Equal(cfg.Rules, want) {
+		t.Errorf("env: %v, want %v", cfg.Rules, want)
+	}
+	if cfg := mustParse(t, nil, nil); len(cfg.Rules) != 0 {
+		t.Errorf("default: %v", cfg.Rules)
+	}
+}

@@ -23,6 +23,7 @@ type Metrics struct {
 	timeouts     prometheus.Counter
 	requests     *prometheus.CounterVec
 	sandbox      *prometheus.GaugeVec
+	rules        *prometheus.CounterVec
 }
 
 // New registers boris's collectors, the build info, and the Go runtime and
@@ -59,6 +60,10 @@ func New(version string) *Metrics {
 			Name: "boris_sandbox_enforced",
 			Help: "1 when bash commands run under the Landlock sandbox (labels: the kernel's Landlock ABI, the TCP policy, whether signals and abstract sockets are scoped), 0 when the sandbox is off.",
 		}, []string{"landlock_abi", "net", "scoped"}),
+		rules: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "boris_rule_decisions_total",
+			Help: "Decisions of the command rules (--rules) by decision (allow, ask, forbid), what was judged (command: a command line before it runs; path: a file tool's path; exec: one program as it starts) and, for ask, the answer (approved, declined, unanswered, unavailable; \"\" otherwise).",
+		}, []string{"decision", "stage", "answer"}),
 	}
 	build := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "boris_build_info",
@@ -66,7 +71,7 @@ func New(version string) *Metrics {
 		ConstLabels: prometheus.Labels{"version": version},
 	})
 	build.Set(1)
-	m.reg.MustRegister(m.toolCalls, m.toolDuration, m.sessions, m.tasks, m.timeouts, m.requests, m.sandbox, build,
+	m.reg.MustRegister(m.toolCalls, m.toolDuration, m.sessions, m.tasks, m.timeouts, m.requests, m.sandbox, m.rules, build,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -82,6 +87,11 @@ func (m *Metrics) Handler() http.Handler {
 func (m *Metrics) ToolCall(tool, outcome string, d time.Duration) {
 	m.toolCalls.WithLabelValues(tool, outcome).Inc()
 	m.toolDuration.WithLabelValues(tool).Observe(d.Seconds())
+}
+
+// RuleDecision counts one decision of the command rules.
+func (m *Metrics) RuleDecision(decision, stage, answer string) {
+	m.rules.WithLabelValues(decision, stage, answer).Inc()
 }
 
 // BashTimeout records a foreground command ended by its timeout.

@@ -20,6 +20,8 @@ type Call struct {
 	Rec *audit.Record
 	// deferred run once the answer is complete (see Defer).
 	deferred []func()
+	// gate applies the command rules to the call (nil: no rules).
+	gate *Gate
 }
 
 // Defer has f run once the call's answer is complete, after every After

@@ -175,11 +175,24 @@ func (s *Set) wrap(d *Def, sessions Sessions) mcp.ToolHandler {
 				return finish(s.sessionNotes(s.failed(rec, err, d), sc, s.env.Workdir), structured, withText, sc), nil
 			}
 		}
+		c := &Call{Sess: sc.Session, Req: req, Env: env, Rec: rec, gate: newGate(env, req, rec)}
+		if c.gate != nil && d.spec.Acts != nil {
+			// Judged before anything of the call happens, its checkpoint
+			// included: a forbidden command runs no part of itself.
+			ask, err := c.gate.check(ctx, d.spec.Acts(args, sc.Session.Cwd()))
+			if err != nil {
+				return finish(s.sessionNotes(s.failed(rec, err, d), sc, env.Workdir), structured, withText, sc), nil
+			}
+			if ask != nil {
+				// The client asks its human and calls again with the
+				// answer; an input request carries nothing else.
+				return ask, nil
+			}
+		}
 		note := ""
 		if d.spec.Changes != nil && env.Checkpoints != nil && d.spec.Changes(args) {
 			note = s.autoCheckpoint(ctx, req, env, sc.Session, d, args)
 		}
-		c := &Call{Sess: sc.Session, Req: req, Env: env, Rec: rec}
 		r, err := d.handle(ctx, c, args)
 		if err != nil {
 			r = s.failed(rec, err, d)

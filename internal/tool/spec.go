@@ -28,6 +28,12 @@ type Spec struct {
 	// Changes reports whether a call with these arguments can change the
 	// workspace (nil: never): a checkpoint is taken before each such call.
 	Changes func(args json.RawMessage) bool
+	// Acts lists what a call with these arguments is about to do that the
+	// command rules judge (nil: nothing): the command line it runs, the
+	// paths it reads or changes, relative paths resolved against cwd (the
+	// session's working directory). The kernel judges them before the
+	// handler runs; a forbidden act stops the call.
+	Acts func(args json.RawMessage, cwd string) []Act
 	// Summary says in a few words what a call does, for the list of
 	// checkpoints ("`make test`", "str_replace main.go"); nil: its path
 	// argument.

@@ -91,6 +91,10 @@ type Env struct {
 	// (the families' additions to any answer, such as the errors earlier
 	// edits turned out to have introduced).
 	After []func(c *Call, r *mcp.CallToolResult)
+	// Rules, when set, are the command rules (--rules) every call is
+	// judged by before it runs (its Spec's Acts), and that a call's
+	// commands can apply to each program they start (Call.Gate).
+	Rules *Rules
 	// Isolation, when set, gives the sessions that work in a directory of
 	// their own (a workspace: --isolation worktree, the workspace tool)
 	// the environment of that directory.

@@ -65,12 +65,12 @@ const viewHint = "View a file before editing it."
 func Specs() []tool.Spec {
 	hint := map[dialect.Mode]string{dialect.Boris: viewHint}
 	return []tool.Spec{
-		{Names: map[dialect.Mode]string{dialect.Boris: View}, Hint: hint, Build: func(dialect.Mode) (*tool.Def, error) { return viewTool() }},
-		{Names: map[dialect.Mode]string{dialect.Boris: StrReplace}, Hint: hint, Changes: always, Build: func(dialect.Mode) (*tool.Def, error) { return strReplaceTool() }},
-		{Names: map[dialect.Mode]string{dialect.Boris: CreateFile}, Changes: always, Build: func(dialect.Mode) (*tool.Def, error) { return createFileTool() }},
+		{Names: map[dialect.Mode]string{dialect.Boris: View}, Hint: hint, Acts: tool.PathActs("Read", "path"), Build: func(dialect.Mode) (*tool.Def, error) { return viewTool() }},
+		{Names: map[dialect.Mode]string{dialect.Boris: StrReplace}, Hint: hint, Changes: always, Acts: tool.PathActs("Edit", "path"), Build: func(dialect.Mode) (*tool.Def, error) { return strReplaceTool() }},
+		{Names: map[dialect.Mode]string{dialect.Boris: CreateFile}, Changes: always, Acts: tool.PathActs("Edit", "path"), Build: func(dialect.Mode) (*tool.Def, error) { return createFileTool() }},
 		{
 			Names: map[dialect.Mode]string{dialect.Claude: "str_replace_editor"}, Keys: []string{View, StrReplace, CreateFile},
-			Hint: map[dialect.Mode]string{dialect.Claude: viewHint}, Changes: editorChanges, Summary: editorSummary,
+			Hint: map[dialect.Mode]string{dialect.Claude: viewHint}, Changes: editorChanges, Summary: editorSummary, Acts: editorActs,
 			Build: func(dialect.Mode) (*tool.Def, error) { return editorTool() },
 		},
 	}
@@ -86,6 +86,15 @@ func editorChanges(args json.RawMessage) bool {
 	}
 	_ = json.Unmarshal(args, &in)
 	return in.Command != "view"
+}
+
+// editorActs are what the command rules judge of an editor call: a view
+// reads its path, every other command edits it.
+func editorActs(args json.RawMessage, cwd string) []tool.Act {
+	if editorChanges(args) {
+		return tool.PathActs("Edit", "path")(args, cwd)
+	}
+	return tool.PathActs("Read", "path")(args, cwd)
 }
 
 // editorSummary describes an editor call by its command and path.

@@ -70,12 +70,12 @@ func Specs(o Options) []tool.Spec {
 	}
 	return []tool.Spec{
 		{
-			Names: both(Bash), Needs: hasShell, Changes: always, Summary: commandSummary("command"),
+			Names: both(Bash), Needs: hasShell, Changes: always, Summary: commandSummary("command"), Acts: tool.CommandActs("command", "timeout"),
 			Moves: map[dialect.Mode]string{dialect.Boris: "cd in bash", dialect.Claude: "cd in bash"},
 			Build: func(m dialect.Mode) (*tool.Def, error) { return bashTool(o, m) },
 		},
 		{
-			Names: map[dialect.Mode]string{dialect.Codex: "shell"}, Keys: []string{Bash}, Needs: hasShell, Changes: always, Summary: commandSummary("command"),
+			Names: map[dialect.Mode]string{dialect.Codex: "shell"}, Keys: []string{Bash}, Needs: hasShell, Changes: always, Summary: commandSummary("command"), Acts: tool.CommandActs("command", "timeout_ms"),
 			Moves: map[dialect.Mode]string{dialect.Codex: "a cd inside a bash -lc shell command"},
 			Build: func(dialect.Mode) (*tool.Def, error) { return shellTool(o) },
 		},
@@ -84,7 +84,7 @@ func Specs(o Options) []tool.Spec {
 			Build: func(dialect.Mode) (*tool.Def, error) { return taskOutputTool() },
 		},
 		{
-			Names: map[dialect.Mode]string{dialect.Codex: "exec_command"}, Keys: []string{TaskInput}, Requires: []string{Bash}, Needs: hasShell, Changes: always, Summary: commandSummary("cmd"),
+			Names: map[dialect.Mode]string{dialect.Codex: "exec_command"}, Keys: []string{TaskInput}, Requires: []string{Bash}, Needs: hasShell, Changes: always, Summary: commandSummary("cmd"), Acts: tool.CommandActs("cmd", ""),
 			Build: func(dialect.Mode) (*tool.Def, error) { return execCommandTool(o) },
 		},
 		{

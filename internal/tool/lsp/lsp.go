@@ -62,6 +62,8 @@ func Specs() []tool.Spec {
 	return []tool.Spec{{
 		Names: map[dialect.Mode]string{dialect.Boris: Name, dialect.Claude: "LSP"},
 		Needs: func(env *tool.Env) bool { return env.LSP != nil },
+		// It shows the file's code (hover, symbols, definitions).
+		Acts:  tool.PathActs("Read", "filePath"),
 		Build: lspTool,
 	}}
 }

@@ -93,9 +93,32 @@ func Specs() []tool.Spec {
 		Names:   map[dialect.Mode]string{dialect.Boris: Name, dialect.Claude: Name, dialect.Codex: Name},
 		Changes: func(json.RawMessage) bool { return true },
 		Summary: summary,
+		Acts:    acts,
 		Hint:    map[dialect.Mode]string{dialect.Codex: "Edit files with apply_patch."},
 		Build:   func(dialect.Mode) (*tool.Def, error) { return applyPatchTool() },
 	}}
+}
+
+// acts are the files a patch changes (its moves' sources and targets,
+// what it deletes), for the command rules' Edit rules. A patch that does
+// not parse has none: it changes nothing.
+func acts(args json.RawMessage, cwd string) []tool.Act {
+	var in applyPatchArgs
+	if json.Unmarshal(args, &in) != nil {
+		return nil
+	}
+	p, err := patchOf(&in)
+	if err != nil {
+		return nil
+	}
+	var out []tool.Act
+	for _, sec := range p.Sections {
+		out = append(out, tool.Act{Tool: "Edit", Path: tool.AbsPath(sec.Path, cwd)})
+		if sec.MoveTo != "" {
+			out = append(out, tool.Act{Tool: "Edit", Path: tool.AbsPath(sec.MoveTo, cwd)})
+		}
+	}
+	return out
 }
 
 // summary names a call's files, for the checkpoint list.

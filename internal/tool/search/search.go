@@ -95,8 +95,8 @@ const (
 // Specs declares the family's tools.
 func Specs() []tool.Spec {
 	return []tool.Spec{
-		{Names: map[dialect.Mode]string{dialect.Boris: Grep, dialect.Claude: Grep}, Build: grepTool},
-		{Names: map[dialect.Mode]string{dialect.Boris: Find, dialect.Claude: "Glob"}, Build: findTool},
+		{Names: map[dialect.Mode]string{dialect.Boris: Grep, dialect.Claude: Grep}, Acts: tool.PathActs("Read", "path"), Build: grepTool},
+		{Names: map[dialect.Mode]string{dialect.Boris: Find, dialect.Claude: "Glob"}, Acts: tool.PathActs("Read", "path"), Build: findTool},
 	}
 }
 
