@@ -236,6 +236,8 @@ func TestSessionsApart(t *testing.T) {
 	}
 	wg.Wait()
 	for name, l := range map[string]*log{"a": &la, "b": &lb} {
+		l.mu.Lock() // the judges ran on the watchers' goroutines
+		defer l.mu.Unlock()
 		if len(l.seen) != 12 {
 			t.Errorf("session %s's judge saw %d execs; want 12: %q", name, len(l.seen), l.seen)
 		}
