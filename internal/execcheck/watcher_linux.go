@@ -240,12 +240,12 @@ func (w *Watcher) serve(rc interface {
 	}
 }
 
-func (w *Watcher) respond(id uint64, allow bool) {
+func (w *Watcher) respond(id uint64, allow bool, errno unix.Errno) {
 	resp := notifResp{ID: id}
 	if allow {
 		resp.Flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
 	} else {
-		resp.Error = -int32(unix.EPERM)
+		resp.Error = -int32(errno)
 	}
 	// The process may be gone (ENOENT): nothing waits for the answer.
 	_ = w.rc.Control(func(fd uintptr) {
@@ -266,12 +266,12 @@ func (w *Watcher) valid(id uint64) bool {
 
 func (w *Watcher) handle(nt notif) {
 	defer w.handlers.Done()
-	allow := false
+	allow, errno := false, unix.EPERM
 	defer func() {
 		if r := recover(); r != nil {
-			allow = false // a judge's panic refuses the exec, and boris goes on
+			allow, errno = false, unix.EPERM // a judge's panic refuses the exec, and boris goes on
 		}
-		w.respond(nt.ID, allow)
+		w.respond(nt.ID, allow, errno)
 	}()
 	ex, ok := w.decode(nt)
 	if !ok {
@@ -279,7 +279,6 @@ func (w *Watcher) handle(nt notif) {
 		return
 	}
 	pid := int(nt.Pid)
-	w.checked.Add(1)
 	refuse := func(c *Command, argv []string, reason string) {
 		w.refused.Add(1)
 		r := Refusal{Argv: argv, Reason: reason, Pid: pid}
@@ -294,6 +293,20 @@ func (w *Watcher) handle(nt notif) {
 		w.mu.Unlock()
 	}
 	prog, argv, err := w.read(nt, pid, ex)
+	if err == nil && prog != "" {
+		// A program that is not there fails without a judge, as the
+		// kernel would fail it: a shell trying each directory of PATH
+		// (dash's exec) asks nobody about the ones without it. The
+		// answer is boris's, so a file made meanwhile does not run.
+		if _, serr := os.Stat(prog); errors.Is(serr, unix.ENOENT) || errors.Is(serr, unix.ENOTDIR) {
+			errno = unix.ENOENT
+			if errors.Is(serr, unix.ENOTDIR) {
+				errno = unix.ENOTDIR
+			}
+			return
+		}
+	}
+	w.checked.Add(1)
 	c := w.owner(pid)
 	if err != nil {
 		refuse(c, argv, "boris could not read what it executes: "+err.Error())
