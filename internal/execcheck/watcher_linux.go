@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -401,10 +402,19 @@ func (w *Watcher) owner(pid int) *Command {
 
 // procStat reads a process's parent and process group.
 func procStat(pid int) (ppid, pgrp int, err error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	// Plain system calls, not os.File's: an exec's check is a handful of
+	// these, and os.File would add its poller's two to each.
+	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0, 0, err
 	}
+	var buf [1024]byte // up to pgrp: pid, a comm of at most 64 bytes, three fields
+	k, err := unix.Read(fd, buf[:])
+	unix.Close(fd)
+	if err != nil {
+		return 0, 0, err
+	}
+	b := buf[:k]
 	// "pid (comm) state ppid pgrp ...": comm may hold anything, up to
 	// the last ')'.
 	i := strings.LastIndexByte(string(b), ')')
@@ -434,11 +444,12 @@ const (
 // the exec'ing process's, not a process that reused its pid). It returns
 // the program as an absolute, symlink-free path when it can be found.
 func (w *Watcher) read(nt notif, pid int, ex execArgs) (prog string, argv []string, err error) {
-	mem, err := os.Open("/proc/" + strconv.Itoa(pid) + "/mem")
+	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/mem", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return "", nil, err
 	}
-	defer mem.Close()
+	defer unix.Close(fd)
+	mem := procMem(fd)
 	if !w.valid(nt.ID) {
 		return "", nil, errors.New("the process went away")
 	}
@@ -511,7 +522,7 @@ func programPath(pid int, ex execArgs, path string) string {
 
 // readString reads a NUL-ended string at addr of at most max bytes, a page
 // at a time (a read across the end of a mapping fails).
-func readString(mem *os.File, addr uint64, max int) (string, error) {
+func readString(mem procMem, addr uint64, max int) (string, error) {
 	if addr == 0 {
 		return "", errors.New("NULL pointer")
 	}
@@ -532,6 +543,25 @@ func readString(mem *os.File, addr uint64, max int) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("longer than %d bytes", max)
+}
+
+// procMem reads a process's memory (/proc/<pid>/mem) at an address.
+type procMem int
+
+func (m procMem) ReadAt(b []byte, off int64) (int, error) {
+	for {
+		n, err := unix.Pread(int(m), b, off)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if n == 0 && len(b) > 0 {
+			return 0, io.EOF
+		}
+		return n, nil
+	}
 }
 
 func indexNul(b []byte) int {
