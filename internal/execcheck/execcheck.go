@@ -105,5 +105,39 @@ func candidates(program string, argv []string) [][]string {
 		alt := append([]string{program}, argv[1:]...)
 		out = append(out, alt)
 	}
+	// The dynamic loader run as a program (/lib64/ld-linux-x86-64.so.2
+	// /usr/bin/git push) runs the program it is given without an exec of
+	// its own: that program's argv is judged too.
+	if isLoader(program) || isLoader(argv[0]) {
+		if rest := loaded(argv[1:]); len(rest) > 0 {
+			out = append(out, rest)
+		}
+	}
 	return out
+}
+
+// isLoader reports whether path names a dynamic loader (glibc's ld-linux*,
+// ld.so, musl's ld-musl-*).
+func isLoader(path string) bool {
+	b := filepath.Base(path)
+	return strings.HasPrefix(b, "ld-linux") || strings.HasPrefix(b, "ld-musl") || b == "ld.so" || strings.HasPrefix(b, "ld.so.")
+}
+
+// loaded returns the argv of the program a loader's arguments run: what
+// follows its options (those of glibc's ld.so taking a value skip it).
+func loaded(args []string) []string {
+	withValue := map[string]bool{"--library-path": true, "--preload": true, "--audit": true, "--argv0": true, "--inhibit-rpath": true, "--glibc-hwcaps-prepend": true, "--glibc-hwcaps-mask": true}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return args[i+1:]
+		case withValue[a]:
+			i++
+		case strings.HasPrefix(a, "--"):
+		default:
+			return args[i:]
+		}
+	}
+	return nil
 }

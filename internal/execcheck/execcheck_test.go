@@ -113,6 +113,10 @@ func TestForbiddenExecRefused(t *testing.T) {
 	os.WriteFile(filepath.Join(work, "push.sh"), []byte("#!/bin/sh\ngit push origin main\n"), 0o755)
 	os.WriteFile(filepath.Join(work, "Makefile"), []byte("push:\n\tgit push origin main\n"), 0o644)
 	gitPath, _ := exec.LookPath("git")
+	loader := "/lib64/ld-linux-x86-64.so.2"
+	if runtime.GOARCH == "arm64" {
+		loader = "/lib/ld-linux-aarch64.so.1"
+	}
 	cases := []struct {
 		name, script string
 		needs        string
@@ -127,6 +131,7 @@ func TestForbiddenExecRefused(t *testing.T) {
 		{"exec -a", `(exec -a ls git push origin main)`, ""},
 		{"symlink", `ln -sf ` + gitPath + ` notgit && ./notgit push origin main`, ""},
 		{"bash -c", `bash -c 'eval "g""it pu""sh origin main"'`, ""},
+		{"dynamic loader", loader + ` --argv0 git ` + gitPath + ` push origin main`, loader},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
