@@ -73,6 +73,9 @@ func TestExecCheckRun(t *testing.T) {
 		if res.ExitCode == 0 || res.RefusedCount < 1 || len(res.Refused) != res.RefusedCount {
 			t.Fatalf("run %d %q: exit %d, refused %d %+v\nstderr %s", i, script, res.ExitCode, res.RefusedCount, res.Refused, res.Stderr.Text)
 		}
+		if i == 0 {
+			t.Logf("stderr of a refused exec: %q, exit %d", res.Stderr.Text, res.ExitCode)
+		}
 		if r := res.Refused[0]; !slices.Equal(r.Argv, []string{"git", "push", "-q", "origin", "HEAD"}) || r.Reason != "no pushing from here" {
 			t.Fatalf("run %d: refusal %+v", i, r)
 		}
