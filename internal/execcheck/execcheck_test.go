@@ -381,3 +381,59 @@ func TestUnfilteredElsewhere(t *testing.T) {
 		t.Fatalf("the watcher checked %d execs of a process it does not filter", checked)
 	}
 }
+
+// TestJudgePanicRefuses: a judge that panics refuses the exec; the watcher
+// goes on.
+func TestJudgePanicRefuses(t *testing.T) {
+	s := newSession(t, shell.Environ(os.Environ()))
+	dir := t.TempDir()
+	res, refused := s.run(t, context.Background(), dir, `/bin/echo hi; echo "status $?"`, func(context.Context, int, []string) error { panic("a broken judge") })
+	if !strings.Contains(res.Stdout.Text, "status 126") || len(refused) != 0 {
+		t.Fatalf("stdout %q refused %v", res.Stdout.Text, refused)
+	}
+	res, _ = s.run(t, context.Background(), dir, `/bin/echo hi`, noPush)
+	if res.Stdout.Text != "hi\n" {
+		t.Fatalf("after a panic: %q %s", res.Stdout.Text, res.Stderr.Text)
+	}
+}
+
+// TestNoStallOnOneCore: commands of two sessions started at once, with one
+// P and garbage collections running: boris's own execs in the children it
+// forks are never held (Go's vfork keeps the forking thread's P until the
+// child has exec'd), so nothing waits for an answer that cannot be
+// computed. A stall here ends in the test's timeout.
+func TestNoStallOnOneCore(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	env := shell.Environ(os.Environ())
+	a, b := newSession(t, env), newSession(t, env)
+	dir := t.TempDir()
+	stop := make(chan struct{})
+	gcDone := make(chan struct{})
+	go func() {
+		defer close(gcDone)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				runtime.GC()
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for _, s := range []*session{a, b, a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 10 {
+				res, _ := s.run(t, context.Background(), dir, `/bin/true`, noPush)
+				if res.ExitCode != 0 {
+					t.Errorf("exit %d: %s", res.ExitCode, res.Stderr.Text)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	<-gcDone
+}
