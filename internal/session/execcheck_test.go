@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -161,5 +162,38 @@ func TestExecCheckInSandboxDomain(t *testing.T) {
 	}
 	if got := pushed(t, bare); got != "" {
 		t.Fatalf("pushed: %s", got)
+	}
+}
+
+// TestExecCheckSessionsLeaveNothing: sessions with the exec check, each
+// running commands and closed, leave no OS thread, descriptor or goroutine
+// behind (the filtered thread and the watcher end with the session).
+func TestExecCheckSessionsLeaveNothing(t *testing.T) {
+	count := func(dir string) int { e, _ := os.ReadDir(dir); return len(e) }
+	cycle := func() {
+		s := New("leak", Options{Workdir: t.TempDir(), ExecCheck: true, Warm: NewWarmPool(2, time.Minute),
+			Runner: shell.NewRunner("/bin/bash", shell.Environ(os.Environ()), shell.Options{Grace: time.Second})})
+		for range 5 {
+			if _, err := s.Run(context.Background(), Cmd{Script: `/bin/true | /bin/cat`, Judge: noGitPush}, 10*time.Second, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.Close()
+	}
+	cycle()
+	threads, fds, gs := count("/proc/self/task"), count("/proc/self/fd"), runtime.NumGoroutine()
+	for range 5 {
+		cycle()
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		th, f, g := count("/proc/self/task"), count("/proc/self/fd"), runtime.NumGoroutine()
+		if th <= threads && f <= fds && g <= gs {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("threads %d → %d, descriptors %d → %d, goroutines %d → %d", threads, th, fds, f, gs, g)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
