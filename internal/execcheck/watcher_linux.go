@@ -293,6 +293,17 @@ func (w *Watcher) handle(nt notif) {
 		}
 		w.mu.Unlock()
 	}
+	c := w.owner(pid)
+	ctx, judge := context.Background(), Judge(nil)
+	if c != nil {
+		c.mu.Lock()
+		ctx, judge = c.ctx, c.judge
+		c.mu.Unlock()
+		if judge == nil {
+			allow = true // a command run without a judge: nothing to read
+			return
+		}
+	}
 	prog, argv, err := w.read(nt, pid, ex)
 	if err == nil && prog != "" {
 		// A program that is not there fails without a judge, as the
@@ -308,17 +319,11 @@ func (w *Watcher) handle(nt notif) {
 		}
 	}
 	w.checked.Add(1)
-	c := w.owner(pid)
 	if err != nil {
 		refuse(c, argv, "boris could not read what it executes: "+err.Error())
 		return
 	}
-	ctx, judge := context.Background(), Judge(nil)
-	if c != nil {
-		c.mu.Lock()
-		ctx, judge = c.ctx, c.judge
-		c.mu.Unlock()
-	} else {
+	if c == nil {
 		w.mu.Lock()
 		judge = w.fallback
 		w.mu.Unlock()
