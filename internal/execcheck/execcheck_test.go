@@ -437,3 +437,26 @@ func TestNoStallOnOneCore(t *testing.T) {
 	close(stop)
 	<-gcDone
 }
+
+// TestBorisBinaryRefused: a command may not run boris's own binary (or a
+// copy) as anything that could start programs — their execs, made by the
+// instruction boris's own starts use, would not be held — but its policy
+// check, version and help run.
+func TestBorisBinaryRefused(t *testing.T) {
+	s := newSession(t, shell.Environ(os.Environ()))
+	dir := t.TempDir()
+	self, err := os.Executable() // this test binary stands for boris
+	if err != nil {
+		t.Fatal(err)
+	}
+	allow := func(context.Context, int, []string) error { return nil }
+	for _, script := range []string{self + ` -test.run=NONE`, `cp ` + self + ` ./copy && ./copy -test.run=NONE`} {
+		res, refused := s.run(t, context.Background(), dir, script, allow)
+		if res.ExitCode == 0 || len(refused) != 1 || !strings.Contains(refused[0].Reason, "boris's own binary") {
+			t.Errorf("%s: exit %d, refused %+v", script, res.ExitCode, refused)
+		}
+	}
+	if _, refused := s.run(t, context.Background(), dir, self+` -h`, allow); len(refused) != 0 {
+		t.Errorf("help refused: %+v", refused)
+	}
+}

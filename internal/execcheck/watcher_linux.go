@@ -46,6 +46,9 @@ type Watcher struct {
 	rc    interface{ Control(func(uintptr)) error }
 	calls execCalls
 	self  int
+	// bin is boris's own binary: the execs its forked children make are
+	// not held (see ownExecIP), so a command may not run it as a server.
+	bin selfBinary
 
 	mu       sync.Mutex
 	cmds     map[int]*Command // by process group
@@ -98,7 +101,7 @@ func newWatcher(fd int) (*Watcher, error) {
 		f.Close()
 		return nil, err
 	}
-	w := &Watcher{f: f, rc: rc, calls: calls, self: os.Getpid(),
+	w := &Watcher{f: f, rc: rc, calls: calls, self: os.Getpid(), bin: ownBinary(),
 		cmds: map[int]*Command{}, closed: make(chan struct{}), served: make(chan struct{})}
 	go w.serve(rc)
 	return w, nil
@@ -305,12 +308,14 @@ func (w *Watcher) handle(nt notif) {
 		}
 	}
 	prog, argv, err := w.read(nt, pid, ex)
+	var fi os.FileInfo
 	if err == nil && prog != "" {
 		// A program that is not there fails without a judge, as the
 		// kernel would fail it: a shell trying each directory of PATH
 		// (dash's exec) asks nobody about the ones without it. The
 		// answer is boris's, so a file made meanwhile does not run.
-		if _, serr := os.Stat(prog); errors.Is(serr, unix.ENOENT) || errors.Is(serr, unix.ENOTDIR) {
+		var serr error
+		if fi, serr = os.Stat(prog); errors.Is(serr, unix.ENOENT) || errors.Is(serr, unix.ENOTDIR) {
 			errno = unix.ENOENT
 			if errors.Is(serr, unix.ENOTDIR) {
 				errno = unix.ENOTDIR
@@ -321,6 +326,10 @@ func (w *Watcher) handle(nt notif) {
 	w.checked.Add(1)
 	if err != nil {
 		refuse(c, argv, "boris could not read what it executes: "+err.Error())
+		return
+	}
+	if fi != nil && w.bin.is(prog, fi) && !harmlessBoris(argv) {
+		refuse(c, argv, "boris's own binary may run in a checked command only as `boris policy …`, `--version` or `--help`: the programs a boris it started would start are not checked")
 		return
 	}
 	if c == nil {
@@ -355,6 +364,55 @@ func (w *Watcher) handle(nt notif) {
 	// answer would go to nobody, or (with a reused id, which the kernel
 	// never makes) elsewhere.
 	allow = w.valid(nt.ID)
+}
+
+// selfBinary identifies boris's own executable: the file, and its size
+// and first page (a copy of it runs with the same addresses).
+type selfBinary struct {
+	fi   os.FileInfo
+	head []byte
+}
+
+func ownBinary() selfBinary {
+	var b selfBinary
+	b.fi, _ = os.Stat("/proc/self/exe")
+	b.head = firstPage("/proc/self/exe")
+	return b
+}
+
+func firstPage(path string) []byte {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 4096)
+	n, _ := unix.Pread(fd, buf, 0)
+	return buf[:max(n, 0)]
+}
+
+// is reports whether prog (stat fi) is boris's binary or a copy of it.
+func (b selfBinary) is(prog string, fi os.FileInfo) bool {
+	if b.fi == nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	if os.SameFile(fi, b.fi) {
+		return true
+	}
+	return fi.Size() == b.fi.Size() && len(b.head) > 0 && string(firstPage(prog)) == string(b.head)
+}
+
+// harmlessBoris reports whether boris's binary run with argv starts no
+// programs: its policy check, its version and its help.
+func harmlessBoris(argv []string) bool {
+	if len(argv) < 2 {
+		return false
+	}
+	switch argv[1] {
+	case "policy", "--version", "-version", "version", "--help", "-help", "-h", "help":
+		return true
+	}
+	return false
 }
 
 // exec is what a notification's registers say about the exec.
