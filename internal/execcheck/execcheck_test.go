@@ -460,3 +460,32 @@ func TestBorisBinaryRefused(t *testing.T) {
 		t.Errorf("help refused: %+v", refused)
 	}
 }
+
+// TestFexecve: a program executed by descriptor (a memfd: no path) is
+// judged by its argv, and runs when allowed.
+func TestFexecve(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	s := newSession(t, shell.Environ(os.Environ()))
+	dir := t.TempDir()
+	script := `python3 -c "import os; fd = os.memfd_create('e'); os.write(fd, open('/bin/echo', 'rb').read()); os.execve(fd, ['echo', 'memfd-ran', os.environ['WORD']], {})"`
+	res, refused := s.run(t, context.Background(), dir, "WORD=allowed "+script, func(_ context.Context, _ int, argv []string) error {
+		if slices.Contains(argv, "forbidden") {
+			return errors.New("no")
+		}
+		return nil
+	})
+	if res.Stdout.Text != "memfd-ran allowed\n" || len(refused) != 0 {
+		t.Fatalf("allowed: stdout %q stderr %q refused %v", res.Stdout.Text, res.Stderr.Text, refused)
+	}
+	res, refused = s.run(t, context.Background(), dir, "WORD=forbidden "+script, func(_ context.Context, _ int, argv []string) error {
+		if slices.Contains(argv, "forbidden") {
+			return errors.New("no")
+		}
+		return nil
+	})
+	if res.Stdout.Text != "" || len(refused) != 1 || !slices.Equal(refused[0].Argv, []string{"echo", "memfd-ran", "forbidden"}) {
+		t.Fatalf("refused: stdout %q refused %+v", res.Stdout.Text, refused)
+	}
+}

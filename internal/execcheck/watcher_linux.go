@@ -307,15 +307,15 @@ func (w *Watcher) handle(nt notif) {
 			return
 		}
 	}
-	prog, argv, err := w.read(nt, pid, ex)
+	prog, file, argv, err := w.read(nt, pid, ex)
 	var fi os.FileInfo
-	if err == nil && prog != "" {
+	if err == nil && file != "" {
 		// A program that is not there fails without a judge, as the
 		// kernel would fail it: a shell trying each directory of PATH
 		// (dash's exec) asks nobody about the ones without it. The
 		// answer is boris's, so a file made meanwhile does not run.
 		var serr error
-		if fi, serr = os.Stat(prog); errors.Is(serr, unix.ENOENT) || errors.Is(serr, unix.ENOTDIR) {
+		if fi, serr = os.Stat(file); errors.Is(serr, unix.ENOENT) || errors.Is(serr, unix.ENOTDIR) {
 			errno = unix.ENOENT
 			if errors.Is(serr, unix.ENOTDIR) {
 				errno = unix.ENOTDIR
@@ -328,7 +328,7 @@ func (w *Watcher) handle(nt notif) {
 		refuse(c, argv, "boris could not read what it executes: "+err.Error())
 		return
 	}
-	if fi != nil && w.bin.is(prog, fi) && !harmlessBoris(argv) {
+	if fi != nil && w.bin.is(file, fi) && !harmlessBoris(argv) {
 		refuse(c, argv, "boris's own binary may run in a checked command only as `boris policy …`, `--version` or `--help`: the programs a boris it started would start are not checked")
 		return
 	}
@@ -506,31 +506,31 @@ const (
 // then checks that the notification still waits (so the memory read was
 // the exec'ing process's, not a process that reused its pid). It returns
 // the program as an absolute, symlink-free path when it can be found.
-func (w *Watcher) read(nt notif, pid int, ex execArgs) (prog string, argv []string, err error) {
+func (w *Watcher) read(nt notif, pid int, ex execArgs) (prog, file string, argv []string, err error) {
 	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/mem", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
 	defer unix.Close(fd)
 	mem := procMem(fd)
 	if !w.valid(nt.ID) {
-		return "", nil, errors.New("the process went away")
+		return "", "", nil, errors.New("the process went away")
 	}
 	path, err := readString(mem, ex.path, 4096)
 	if err != nil {
-		return "", nil, fmt.Errorf("the program's path: %w", err)
+		return "", "", nil, fmt.Errorf("the program's path: %w", err)
 	}
 	total := 0
 	for i := 0; ; i++ {
 		if i >= maxArgs {
-			return "", argv, fmt.Errorf("more than %d arguments", maxArgs)
+			return "", "", argv, fmt.Errorf("more than %d arguments", maxArgs)
 		}
 		var buf [8]byte
 		if _, err := mem.ReadAt(buf[:ex.ptr], int64(ex.argv)+int64(i*ex.ptr)); err != nil {
 			if ex.argv == 0 {
 				break // a NULL argv: the program gets none
 			}
-			return "", argv, fmt.Errorf("argv: %w", err)
+			return "", "", argv, fmt.Errorf("argv: %w", err)
 		}
 		var p uint64
 		if ex.ptr == 8 {
@@ -543,22 +543,39 @@ func (w *Watcher) read(nt notif, pid int, ex execArgs) (prog string, argv []stri
 		}
 		s, err := readString(mem, p, maxArgBytes-total)
 		if err != nil {
-			return "", argv, fmt.Errorf("argv[%d]: %w", i, err)
+			return "", "", argv, fmt.Errorf("argv[%d]: %w", i, err)
 		}
 		total += len(s) + 1
 		argv = append(argv, s)
 	}
 	if !w.valid(nt.ID) {
-		return "", argv, errors.New("the process went away")
+		return "", "", argv, errors.New("the process went away")
 	}
-	return programPath(pid, ex, path), argv, nil
+	prog, file = programPath(pid, ex, path)
+	return prog, file, argv, nil
 }
 
 // programPath makes the exec's path absolute and symlink-free, as the
 // process sees it (its working directory, or the directory dirfd is); ""
 // when it cannot (then the argv alone is judged).
-func programPath(pid int, ex execArgs, path string) string {
+//
+// file names the same file through the process's own view of the file
+// system (/proc/<pid>/root, cwd or fd/<n>): what is checked for existence,
+// so that a descriptor of a deleted file or a memfd (fexecve) counts as
+// there, and a process in another root is looked at in its own.
+func programPath(pid int, ex execArgs, path string) (prog, file string) {
 	proc := "/proc/" + strconv.Itoa(pid)
+	dirfd := proc + "/fd/" + strconv.Itoa(ex.dirfd)
+	switch {
+	case filepath.IsAbs(path):
+		file = proc + "/root" + path
+	case path == "" && ex.flags&unix.AT_EMPTY_PATH != 0:
+		file = dirfd
+	case ex.dirfd == unix.AT_FDCWD:
+		file = proc + "/cwd/" + path
+	default:
+		file = dirfd + "/" + path
+	}
 	base := ""
 	switch {
 	case filepath.IsAbs(path):
@@ -569,7 +586,7 @@ func programPath(pid int, ex execArgs, path string) string {
 	}
 	if !filepath.IsAbs(path) {
 		if base == "" {
-			return ""
+			return "", file
 		}
 		if path == "" && ex.flags&unix.AT_EMPTY_PATH != 0 {
 			path = base // fexecve: the descriptor is the program
@@ -578,9 +595,9 @@ func programPath(pid int, ex execArgs, path string) string {
 		}
 	}
 	if r, err := filepath.EvalSymlinks(path); err == nil {
-		return r
+		return r, file
 	}
-	return filepath.Clean(path)
+	return filepath.Clean(path), file
 }
 
 // readString reads a NUL-ended string at addr of at most max bytes, a page
