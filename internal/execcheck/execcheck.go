@@ -16,9 +16,11 @@
 // and, for one that moved to a group of its own, its parent chain.
 //
 // The first exec of each started command — boris's own exec of the shell,
-// or of the program of an argv command — is let through without a judge:
-// the command line it runs is checked before it starts (the rules' pre-run
-// check), and it runs nothing until its gate opens.
+// or of the program of an argv command — is let through by the filter
+// itself, by the instruction it comes from (see probe_linux.go: holding it
+// could stall boris, whose vfork keeps the forking thread's P until the
+// child has exec'd). The command line it runs is checked before it starts
+// (the rules' pre-run check), and it runs nothing until its gate opens.
 //
 // Limits (see docs/exec-check.md): the kernel continues an allowed exec
 // with the memory as it is then, so a process that rewrites its argv from
