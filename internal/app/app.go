@@ -163,12 +163,12 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		}
 		// Each session's commands start in a domain of their own, made
 		// at its first command; language servers keep the shared one.
-		sessOpts.NewDomain = func() (func(*exec.Cmd) error, func(), error) {
+		sessOpts.NewDomain = func() (session.Domain, error) {
 			d, err := sb.NewDomain()
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
-			return d.Start, d.Close, nil
+			return d, nil
 		}
 	} else {
 		m.SandboxEnforced(0, "", false)

@@ -16,6 +16,7 @@ import (
 	"github.com/boris-mcp/boris/internal/lsp"
 	"github.com/boris-mcp/boris/internal/sandbox"
 	"github.com/boris-mcp/boris/internal/scope"
+	"github.com/boris-mcp/boris/internal/session"
 	"github.com/boris-mcp/boris/internal/shell"
 	"github.com/boris-mcp/boris/internal/tool"
 	workspacetool "github.com/boris-mcp/boris/internal/tool/workspace"
@@ -141,13 +142,13 @@ func newIsolation(cfg *config.Config, m *workspace.Manager, sb *sandbox.Sandbox,
 		Logger:  logger.With("component", "workspaces"),
 	}
 	if sb != nil {
-		o.Domain = func(ws *workspace.Workspace) func() (func(*exec.Cmd) error, func(), error) {
-			return func() (func(*exec.Cmd) error, func(), error) {
+		o.Domain = func(ws *workspace.Workspace) func() (session.Domain, error) {
+			return func() (session.Domain, error) {
 				d, err := workspaceDomain(sb, base, ws)
 				if err != nil {
-					return nil, nil, err
+					return nil, err
 				}
-				return d.Start, d.Close, nil
+				return d, nil
 			}
 		}
 	}

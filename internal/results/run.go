@@ -3,6 +3,7 @@ package results
 import (
 	"time"
 
+	"github.com/boris-mcp/boris/internal/execcheck"
 	"github.com/boris-mcp/boris/internal/guard"
 	"unicode/utf8"
 
@@ -42,8 +43,33 @@ type Run struct {
 	CwdReset        string  `json:"cwd_reset,omitempty" jsonschema:"The session's working directory, which no longer existed: the command ran in cwd instead."`
 	ElapsedMs       float64 `json:"elapsed_ms" jsonschema:"How long the command has run (a task: since it started), in milliseconds."`
 	Screen          *Screen `json:"screen,omitempty" jsonschema:"task_output with screen: the terminal's screen."`
+	Refused
 	Guarded
 	Common
+}
+
+// Refused is what the command rules refused of a command while it ran.
+type Refused struct {
+	RefusedExecs      []RefusedExec `json:"refused_execs,omitempty" jsonschema:"Programs the command's processes tried to execute that the command rules refused (each exec failed with EPERM), first 20."`
+	RefusedExecsTotal int           `json:"refused_execs_total,omitempty" jsonschema:"How many execs were refused in all."`
+}
+
+// RefusedExec is one refused exec.
+type RefusedExec struct {
+	Argv   []string `json:"argv" jsonschema:"The exec's argv as the program would have seen it (or with argv[0] the program's real path, when that was what was refused)."`
+	Reason string   `json:"reason" jsonschema:"Why: the rule that refused it, or why it could not be checked."`
+	Pid    int      `json:"pid" jsonschema:"The process that tried it."`
+}
+
+func refused(list []execcheck.Refusal, total int) Refused {
+	if total == 0 {
+		return Refused{}
+	}
+	r := Refused{RefusedExecs: make([]RefusedExec, len(list)), RefusedExecsTotal: total}
+	for i, x := range list {
+		r.RefusedExecs[i] = RefusedExec{Argv: x.Argv, Reason: x.Reason, Pid: x.Pid}
+	}
+	return r
 }
 
 // Guarded is what boris's resource guard saw of a command.
@@ -84,6 +110,7 @@ func FromRun(res session.RunResult, cwd string) *Run {
 		Cwd: cwd, CwdReset: res.CwdReset,
 		ElapsedMs: ms(res.Duration),
 		Guarded:   guarded(res.Guard, res.LeftRunning),
+		Refused:   refused(res.Refused, res.RefusedCount),
 	}
 	r.streams(res.Stdout, res.Stderr)
 	if res.Task != nil {
@@ -109,6 +136,7 @@ func FromTask(st session.TaskStatus) *Run {
 		ElapsedMs: ms(st.Result.Duration),
 	}
 	r.Guarded = guarded(st.Guard, "") // a running leftover may have had a fork refused
+	r.Refused = refused(st.Refused, st.RefusedCount)
 	if st.Running {
 		r.Pgid = st.Pgid
 		return r

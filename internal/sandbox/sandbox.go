@@ -202,6 +202,7 @@ type Domain struct {
 
 type startReq struct {
 	cmd  *exec.Cmd
+	fn   func() // instead of cmd: run on the thread (Do)
 	errc chan error
 }
 
@@ -221,6 +222,19 @@ func (d *Domain) Start(cmd *exec.Cmd) error {
 	return <-req.errc
 }
 
+// Do runs fn on the domain's restricted thread, between starts, and
+// returns when it has: what must be done to the thread the commands are
+// forked from (the exec check's seccomp filter) goes there.
+func (d *Domain) Do(fn func()) error {
+	req := startReq{fn: fn, errc: make(chan error, 1)}
+	select {
+	case d.reqs <- req:
+	case <-d.done:
+		return errors.New("this sandbox domain is closed")
+	}
+	return <-req.errc
+}
+
 // Close ends the domain's thread. Commands already started keep running
 // in the domain; Start fails afterwards.
 func (d *Domain) Close() { d.closeOnce.Do(func() { close(d.done) }) }
@@ -230,6 +244,11 @@ func (d *Domain) serve() {
 	for {
 		select {
 		case req := <-d.reqs:
+			if req.fn != nil {
+				req.fn()
+				req.errc <- nil
+				continue
+			}
 			req.errc <- req.cmd.Start()
 		case <-d.done:
 			return // the goroutine is locked: its thread exits with it

@@ -5,7 +5,6 @@ package session
 import (
 	"context"
 	"os"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -29,12 +28,8 @@ func BenchmarkFirstCommand(b *testing.B) {
 	runner := shell.NewRunner("/bin/bash", shell.Environ(os.Environ()), shell.Options{Start: sb.Start})
 	shared := Options{Workdir: dir, Runner: runner}
 	own := shared
-	own.NewDomain = func() (func(*exec.Cmd) error, func(), error) {
-		d, err := sb.NewDomain()
-		if err != nil {
-			return nil, nil, err
-		}
-		return d.Start, d.Close, nil
+	own.NewDomain = func() (Domain, error) {
+		return sb.NewDomain()
 	}
 	first := func(opts Options) time.Duration {
 		t0 := time.Now()

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/boris-mcp/boris/internal/codes"
+	"github.com/boris-mcp/boris/internal/execcheck"
 	"github.com/boris-mcp/boris/internal/files"
 	"github.com/boris-mcp/boris/internal/guard"
 	"github.com/boris-mcp/boris/internal/lsp"
@@ -55,10 +56,30 @@ type Options struct {
 	Guard *guard.Guard
 	// NewDomain, if set, gives each session a confinement of its own (a
 	// sandbox domain): it is called once, when the session starts its
-	// first process, and start then starts every process of the session
-	// instead of the Runner's own start; close is called when the session
-	// closes, after its processes are gone.
-	NewDomain func() (start func(*exec.Cmd) error, close func(), err error)
+	// first process, and its Start then starts every process of the
+	// session instead of the Runner's own start; its Close is called when
+	// the session closes, after its processes are gone.
+	NewDomain func() (Domain, error)
+	// ExecCheck, if set, holds every exec of the session's commands for a
+	// judge (package execcheck): the session's commands are forked from a
+	// thread carrying the exec filter (its domain's, or a thread of its
+	// own without one), and each command's execs go to the Cmd's (or
+	// task's) Judge; a command without one runs unjudged. ExecFallback
+	// judges the execs of processes no command owns any more (nil:
+	// refused).
+	ExecCheck    bool
+	ExecFallback execcheck.Judge
+}
+
+// Domain is where a session's processes are forked from: a thread of its
+// own (a sandbox domain's restricted thread).
+type Domain interface {
+	// Start starts cmd (as cmd.Start does) from the domain's thread.
+	Start(*exec.Cmd) error
+	// Do runs a function on that thread.
+	Do(func()) error
+	// Close ends the thread.
+	Close()
 }
 
 // Session is the state of one MCP session. It is safe for concurrent use.
@@ -81,6 +102,9 @@ type Session struct {
 	lastRun   time.Time // when the last foreground command ended
 	ckpt      checkpointMarks
 	admitted  map[*shell.Process]guard.Admission
+	// checks are the commands' exec checks (Options.ExecCheck), until
+	// their groups are gone.
+	checks map[*shell.Process]*execcheck.Command
 
 	// lateDiags holds what the session's edits' answers left pending:
 	// their next answers say what it came to.
@@ -100,7 +124,10 @@ type Session struct {
 	// Options.Workdir; newDomain then makes its domain. Set before its
 	// first process, under mu and domMu.
 	root      string
-	newDomain func() (start func(*exec.Cmd) error, close func(), err error)
+	newDomain func() (Domain, error)
+	// watcher answers the exec filter of the session's thread
+	// (Options.ExecCheck), made with the runner.
+	watcher *execcheck.Watcher
 	// started is set once the session has started a process.
 	started bool
 }
@@ -128,6 +155,7 @@ func New(id string, opts Options) *Session {
 		running:  map[*shell.Process]struct{}{},
 		tasks:    map[string]*task{},
 		admitted: map[*shell.Process]guard.Admission{},
+		checks:   map[*shell.Process]*execcheck.Command{},
 		closedCh: make(chan struct{}),
 	}
 }
@@ -143,7 +171,7 @@ func (s *Session) Sentinel() string { return s.sentinel }
 // restart). newDomain, if set, makes the domain its commands start in,
 // instead of Options.NewDomain: one that confines them to root. It must
 // come before the session's first process; after one it fails.
-func (s *Session) Isolate(root string, newDomain func() (start func(*exec.Cmd) error, close func(), err error)) error {
+func (s *Session) Isolate(root string, newDomain func() (Domain, error)) error {
 	// mu before domMu, as start takes them.
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -244,6 +272,10 @@ type RunResult struct {
 	LeftPgid int
 	// Guard says what the guard saw: an OOM kill, a refused fork.
 	Guard guard.Outcome
+	// Refused are the execs of the command that its Judge refused (at
+	// most 20), RefusedCount how many in all (Options.ExecCheck).
+	Refused      []execcheck.Refusal
+	RefusedCount int
 }
 
 // Cmd is a foreground command of a session.
@@ -262,6 +294,75 @@ type Cmd struct {
 	// a background task: Run returns with the output so far and the task
 	// (RunResult.Task); the command keeps its timeout.
 	Yield time.Duration
+	// Judge, with Options.ExecCheck, decides every exec of the command's
+	// process tree (the shell's own first exec aside); its context ends
+	// with the command's timeout. Nil: the command's execs are not judged.
+	Judge execcheck.Judge
+}
+
+// check is what judges a command's execs: the judge and its context.
+type check struct {
+	ctx   context.Context
+	judge execcheck.Judge
+}
+
+// newCheck makes a command's check: judge, with a context that ends when
+// the command's timeout does (0: none) or the session's watcher stops
+// tracking the command. It does not end with the call's context: a command
+// that goes on as a task is judged as before.
+func newCheck(ctx context.Context, judge execcheck.Judge, timeout time.Duration) (check, context.CancelFunc) {
+	c := context.WithoutCancel(ctx)
+	if timeout > 0 {
+		c, cancel := context.WithTimeout(c, timeout)
+		return check{ctx: c, judge: judge}, cancel
+	}
+	c, cancel := context.WithCancel(c)
+	return check{ctx: c, judge: judge}, cancel
+}
+
+// forgetCheckLocked drops a command's check once nothing will read its
+// refusals again.
+func (s *Session) forgetCheckLocked(p *shell.Process) { delete(s.checks, p) }
+
+// trackLocked hands a started command, its gate still closed, to the
+// session's exec watcher (if it has one) with its check; the tracking
+// ends, and the check's context with it, once its process group is gone.
+func (s *Session) trackLocked(p *shell.Process, chk check, done context.CancelFunc) {
+	s.domMu.Lock()
+	w := s.watcher
+	s.domMu.Unlock()
+	if w == nil {
+		done()
+		return
+	}
+	c := w.Track(p.Pgid(), chk.ctx, chk.judge)
+	s.checks[p] = c
+	go func() {
+		<-p.Done()
+		pause := 10 * time.Millisecond
+		for shell.GroupAlive(p.Pgid()) {
+			time.Sleep(pause)
+			pause = min(2*pause, time.Second)
+		}
+		c.Untrack()
+		done()
+	}()
+}
+
+// refusedLocked returns what a command's check refused so far.
+func (s *Session) refusedLocked(p *shell.Process) ([]execcheck.Refusal, int) {
+	if c := s.checks[p]; c != nil {
+		return c.Refused()
+	}
+	return nil, 0
+}
+
+// Refused returns the execs refused so far of the process (see
+// RunResult.Refused).
+func (s *Session) refused(p *shell.Process) ([]execcheck.Refusal, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refusedLocked(p)
 }
 
 // Run runs a foreground command and, when it ends in another directory
@@ -284,9 +385,11 @@ func (s *Session) Run(ctx context.Context, c Cmd, timeout time.Duration, onProgr
 		sc.Window = TaskWindow // read incrementally once it is a task
 	}
 	register := func(p *shell.Process) { s.running[p] = struct{}{} }
-	p, backToBack := s.startWarm(sc, register)
+	chk, chkDone := newCheck(ctx, c.Judge, timeout)
+	p, backToBack := s.startWarm(sc, chk, chkDone, register)
 	if p == nil {
-		if p, err = s.start(sc, nil, register); err != nil {
+		if p, err = s.start(sc, chk, chkDone, nil, register); err != nil {
+			chkDone()
 			return RunResult{}, err
 		}
 	}
@@ -302,7 +405,9 @@ func (s *Session) Run(ctx context.Context, c Cmd, timeout time.Duration, onProgr
 	}()
 	if c.Yield > 0 {
 		if info, ok := s.yield(ctx, p, c, timeout); ok {
-			return RunResult{Result: p.Result(), CwdReset: reset, RanIn: ranIn, Task: &info}, nil
+			out := RunResult{Result: p.Result(), CwdReset: reset, RanIn: ranIn, Task: &info}
+			out.Refused, out.RefusedCount = s.refused(p)
+			return out, nil
 		}
 	}
 	res := p.Wait(ctx, timeout)
@@ -317,6 +422,7 @@ func (s *Session) Run(ctx context.Context, c Cmd, timeout time.Duration, onProgr
 	// that timed out or was cancelled leaves nothing behind.
 	keep := res.Leftover && !res.TimedOut && !res.Canceled && !s.closed
 	out := RunResult{Result: res, CwdReset: reset, RanIn: ranIn, Guard: s.outcomeLocked(p, res)}
+	out.Refused, out.RefusedCount = s.refusedLocked(p)
 	if out.Guard.GroupEnded {
 		keep = false // the guard ended the whole group; nothing is left
 	}
@@ -326,6 +432,9 @@ func (s *Session) Run(ctx context.Context, c Cmd, timeout time.Duration, onProgr
 			command = strings.Join(c.Argv, " ")
 		}
 		out.LeftRunning, out.LeftPgid = s.keepLeftoverLocked(p, command, out.Guard.Budget), p.Pgid()
+	}
+	if !keep {
+		s.forgetCheckLocked(p)
 	}
 	s.mu.Unlock()
 	if !keep {
@@ -433,7 +542,7 @@ func (s *Session) yield(ctx context.Context, p *shell.Process, c Cmd, timeout ti
 // command, since the next call will come before a shell started after
 // this one could be ready. After a pause it starts once this command is
 // done, so as not to slow it down.
-func (s *Session) startWarm(c shell.Command, register func(*shell.Process)) (p *shell.Process, backToBack bool) {
+func (s *Session) startWarm(c shell.Command, chk check, chkDone context.CancelFunc, register func(*shell.Process)) (p *shell.Process, backToBack bool) {
 	if len(c.Argv) > 0 || c.Merge || c.Stdin != shell.StdinNull {
 		return nil, false
 	}
@@ -445,6 +554,9 @@ func (s *Session) startWarm(c shell.Command, register func(*shell.Process)) (p *
 	if p = s.takeWarmLocked(); p == nil {
 		return nil, false
 	}
+	// The prestarted shell has run only builtins, waiting for its
+	// command: tracked now, its command's execs are judged from the first.
+	s.trackLocked(p, chk, chkDone)
 	if err := s.admitLocked(p); err != nil {
 		p.Terminate()
 		go func() { <-p.Terminated(); p.Close() }()
@@ -494,7 +606,7 @@ func isDir(p string) bool {
 // start starts a command and registers it under the session lock, so a
 // concurrent Close either sees it or prevents it. admit, if set, may refuse
 // the start (checked under the same lock).
-func (s *Session) start(c shell.Command, admit func() error, register func(*shell.Process)) (*shell.Process, error) {
+func (s *Session) start(c shell.Command, chk check, chkDone context.CancelFunc, admit func() error, register func(*shell.Process)) (*shell.Process, error) {
 	if s.opts.Runner == nil {
 		return nil, codes.Errorf(codes.CommandStartFailed, "no shell is available on this server")
 	}
@@ -510,7 +622,9 @@ func (s *Session) start(c shell.Command, admit func() error, register func(*shel
 	}
 	s.pruneLeftoversLocked()
 	c.Sentinel = s.sentinel
-	c.Gated = s.opts.Guard != nil
+	// Gated when the guard or the exec check must see the command
+	// before it runs anything.
+	c.Gated = s.opts.Guard != nil || s.opts.ExecCheck
 	what := s.opts.Runner.Shell()
 	if len(c.Argv) > 0 {
 		what = c.Argv[0]
@@ -523,6 +637,7 @@ func (s *Session) start(c shell.Command, admit func() error, register func(*shel
 	if err != nil {
 		return nil, codes.Errorf(codes.CommandStartFailed, "could not start %s: %v", what, unwrapStart(err))
 	}
+	s.trackLocked(p, chk, chkDone)
 	if err := s.admitLocked(p); err != nil {
 		p.Terminate()
 		go func() { <-p.Terminated(); p.Close() }()
@@ -543,18 +658,35 @@ func (s *Session) commandRunner() (*shell.Runner, error) {
 	if s.newDomain != nil {
 		newDomain = s.newDomain
 	}
-	if newDomain == nil {
+	if newDomain == nil && !s.opts.ExecCheck {
 		return s.opts.Runner, nil
 	}
 	if s.domClosed {
 		return nil, errClosed()
 	}
 	if s.runner == nil {
-		start, closeDomain, err := newDomain()
-		if err != nil {
-			return nil, fmt.Errorf("the session's sandbox domain: %w", err)
+		var dom Domain
+		if newDomain != nil {
+			d, err := newDomain()
+			if err != nil {
+				return nil, fmt.Errorf("the session's sandbox domain: %w", err)
+			}
+			dom = d
+		} else {
+			// No sandbox: a plain thread of the session's own carries
+			// the exec filter, so nothing else of boris does.
+			dom = execcheck.NewThread()
 		}
-		s.runner, s.closeDomain = s.opts.Runner.WithStart(start), closeDomain
+		if s.opts.ExecCheck {
+			w, err := execcheck.Attach(dom.Do)
+			if err != nil {
+				dom.Close()
+				return nil, fmt.Errorf("checking the session's execs: %w", err)
+			}
+			w.SetFallback(s.opts.ExecFallback)
+			s.watcher = w
+		}
+		s.runner, s.closeDomain = s.opts.Runner.WithStart(dom.Start), dom.Close
 	}
 	return s.runner, nil
 }
@@ -565,6 +697,9 @@ func (s *Session) endDomain() {
 	s.domMu.Lock()
 	defer s.domMu.Unlock()
 	s.domClosed = true
+	if s.watcher != nil {
+		s.watcher.Close()
+	}
 	if s.closeDomain != nil {
 		s.closeDomain()
 		s.closeDomain = nil
@@ -579,6 +714,7 @@ func (s *Session) pruneLeftoversLocked() {
 		if shell.GroupAlive(p.Pgid()) {
 			kept = append(kept, p)
 		} else {
+			s.forgetCheckLocked(p)
 			p.Close()
 		}
 	}
@@ -587,6 +723,7 @@ func (s *Session) pruneLeftoversLocked() {
 	for id, t := range s.tasks {
 		if t.leftover && !shell.GroupAlive(t.proc.Pgid()) {
 			delete(s.tasks, id)
+			s.forgetCheckLocked(t.proc)
 			t.proc.Close()
 		}
 	}
@@ -659,6 +796,9 @@ func (s *Session) Restart() error {
 		delete(s.tasks, id)
 	}
 	s.cwd = s.rootLocked()
+	for _, p := range owned {
+		s.forgetCheckLocked(p)
+	}
 	s.mu.Unlock()
 
 	for _, p := range append(owned, borrowed...) {
@@ -695,4 +835,25 @@ func joinMax(items []string, n int) string {
 		out += it
 	}
 	return out
+}
+
+// DomainFuncs is a Domain made of a start and a close function, for a
+// domain not tied to a thread: its Do runs the function where it is
+// called.
+type DomainFuncs struct {
+	StartFunc func(*exec.Cmd) error
+	CloseFunc func()
+}
+
+// Start calls StartFunc.
+func (d DomainFuncs) Start(c *exec.Cmd) error { return d.StartFunc(c) }
+
+// Do runs fn.
+func (d DomainFuncs) Do(fn func()) error { fn(); return nil }
+
+// Close calls CloseFunc, if set.
+func (d DomainFuncs) Close() {
+	if d.CloseFunc != nil {
+		d.CloseFunc()
+	}
 }

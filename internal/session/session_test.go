@@ -280,7 +280,7 @@ func TestNewDomainHook(t *testing.T) {
 	var alive []int // pids of the session's processes when the domain closed
 	var pids []int
 	opts := Options{Warm: NewWarmPool(4, time.Minute)}
-	opts.NewDomain = func() (func(*exec.Cmd) error, func(), error) {
+	opts.NewDomain = func() (Domain, error) {
 		mu.Lock()
 		made++
 		mu.Unlock()
@@ -304,7 +304,7 @@ func TestNewDomainHook(t *testing.T) {
 				}
 			}
 		}
-		return start, closeDomain, nil
+		return DomainFuncs{StartFunc: start, CloseFunc: closeDomain}, nil
 	}
 	idle := newSession(t, opts)
 	idle.Close()
@@ -346,8 +346,8 @@ func TestNewDomainHook(t *testing.T) {
 // TestNewDomainFailure: a session whose domain cannot be made says so and
 // starts nothing unconfined.
 func TestNewDomainFailure(t *testing.T) {
-	s := newSession(t, Options{NewDomain: func() (func(*exec.Cmd) error, func(), error) {
-		return nil, nil, errors.New("no more threads")
+	s := newSession(t, Options{NewDomain: func() (Domain, error) {
+		return nil, errors.New("no more threads")
 	}})
 	_, err := s.Run(context.Background(), Cmd{Script: "true"}, time.Second, nil)
 	wantCode(t, err, codes.CommandStartFailed)
@@ -365,14 +365,14 @@ func TestIsolate(t *testing.T) {
 	own := filepath.Join(base, "own")
 	os.Mkdir(own, 0o755)
 	var shared, mine int
-	opts := Options{Workdir: base, NewDomain: func() (func(*exec.Cmd) error, func(), error) {
+	opts := Options{Workdir: base, NewDomain: func() (Domain, error) {
 		shared++
-		return func(c *exec.Cmd) error { return c.Start() }, func() {}, nil
+		return DomainFuncs{StartFunc: func(c *exec.Cmd) error { return c.Start() }}, nil
 	}}
 	s := newSession(t, opts)
-	if err := s.Isolate(own, func() (func(*exec.Cmd) error, func(), error) {
+	if err := s.Isolate(own, func() (Domain, error) {
 		mine++
-		return func(c *exec.Cmd) error { return c.Start() }, func() {}, nil
+		return DomainFuncs{StartFunc: func(c *exec.Cmd) error { return c.Start() }}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}

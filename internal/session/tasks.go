@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/boris-mcp/boris/internal/codes"
+	"github.com/boris-mcp/boris/internal/execcheck"
 	"github.com/boris-mcp/boris/internal/guard"
 	"github.com/boris-mcp/boris/internal/shell"
 	"github.com/boris-mcp/boris/internal/term"
@@ -62,6 +64,9 @@ type TaskOptions struct {
 	Merge bool
 	// Env are NAME=value variables added to the task's environment.
 	Env []string
+	// Judge, with Options.ExecCheck, decides every exec of the task's
+	// process tree, with a context that ends with the task's timeout.
+	Judge execcheck.Judge
 }
 
 // TaskInfo describes a started background task.
@@ -102,12 +107,14 @@ func (s *Session) StartTask(o TaskOptions) (TaskInfo, error) {
 		c.Stdin = shell.StdinPipe
 	}
 	var t *task
-	p, err := s.start(c, s.checkTaskLimitLocked, func(p *shell.Process) {
+	chk, chkDone := newCheck(context.Background(), o.Judge, s.opts.TaskTimeout)
+	p, err := s.start(c, chk, chkDone, s.checkTaskLimitLocked, func(p *shell.Process) {
 		s.taskSeq++
 		t = &task{id: fmt.Sprintf("task_%d", s.taskSeq), command: o.Script, proc: p, started: time.Now(), interactive: o.Interactive || o.TTY, screen: screen}
 		s.tasks[t.id] = t
 	})
 	if err != nil {
+		chkDone()
 		return TaskInfo{}, err
 	}
 	reply.set(p)
@@ -227,6 +234,7 @@ func (s *Session) retireLocked(p *shell.Process) {
 		s.leftovers = append(s.leftovers, p)
 		return
 	}
+	s.forgetCheckLocked(p)
 	p.Close()
 }
 
@@ -264,6 +272,10 @@ type TaskStatus struct {
 	Leftover bool
 	// Guard says what the guard saw of a finished task.
 	Guard guard.Outcome
+	// Refused are the task's execs its judge refused so far (at most
+	// 20), RefusedCount how many in all (Options.ExecCheck).
+	Refused      []execcheck.Refusal
+	RefusedCount int
 }
 
 // find returns a task of the session.
@@ -410,6 +422,7 @@ func (s *Session) readAtMost(t *task, max int) TaskStatus {
 		Result: res, Stdout: stdout, Stderr: string(n.Stderr), Age: time.Since(t.started),
 		Dropped: n.StdoutDropped + n.StderrDropped, Leftover: t.leftover, More: more,
 	}
+	st.Refused, st.RefusedCount = s.refused(t.proc)
 	if t.leftover {
 		// Listed for as long as any of its processes are.
 		st.Running = shell.GroupAlive(t.proc.Pgid())

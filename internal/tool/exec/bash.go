@@ -129,6 +129,7 @@ func runBash(ctx context.Context, c *tool.Call, o Options, command string, in *b
 		var b strings.Builder
 		fmt.Fprintf(&b, "status: running\ntask_id: %s\npgid: %d\nThe command is still running after %d ms and goes on as a background task (it keeps its %d ms timeout). %s\n",
 			res.Task.ID, res.Task.Pgid, int64(in.YieldMs), timeoutMs, taskHint)
+		b.WriteString(refusedLines(res.Refused, res.RefusedCount))
 		writeStreams(&b, res.Stdout, res.Stderr)
 		return tool.Answer(b.String(), results.FromRun(res, c.Sess.Cwd())), nil
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/boris-mcp/boris/internal/execcheck"
 	"github.com/boris-mcp/boris/internal/guard"
 	"github.com/boris-mcp/boris/internal/session"
 	"github.com/boris-mcp/boris/internal/shell"
@@ -32,7 +33,25 @@ func formatRun(res session.RunResult, timeoutMs int64) string {
 	for _, n := range guardNotes(res.Guard, leftRunningNote(res.LeftRunning)) {
 		b.WriteString("note: " + n + "\n")
 	}
+	b.WriteString(refusedLines(res.Refused, res.RefusedCount))
 	writeStreams(&b, res.Stdout, res.Stderr)
+	return b.String()
+}
+
+// refusedLines says which execs of a command the command rules refused,
+// a line each (the first 20), with the reason: "" when none were.
+func refusedLines(list []execcheck.Refusal, total int) string {
+	if total == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "refused: %d exec(s) the command rules do not allow; each failed with EPERM (Operation not permitted):\n", total)
+	for _, r := range list {
+		b.WriteString("  " + r.String() + "\n")
+	}
+	if total > len(list) {
+		fmt.Fprintf(&b, "  … and %d more\n", total-len(list))
+	}
 	return b.String()
 }
 
@@ -143,6 +162,7 @@ func writeTaskStatus(b *strings.Builder, st session.TaskStatus) {
 	for _, n := range guardNotes(st.Guard, "") {
 		b.WriteString("note: " + n + "\n")
 	}
+	b.WriteString(refusedLines(st.Refused, st.RefusedCount))
 }
 
 // formatTaskList renders the session's tasks, one per line.

@@ -107,6 +107,9 @@ func shellTool(o Options) (*tool.Def, error) {
 			for _, n := range guardNotes(res.Guard, left) {
 				text += "\n[note: " + n + "]"
 			}
+			if r := refusedLines(res.Refused, res.RefusedCount); r != "" {
+				text += "\n[" + strings.TrimSuffix(r, "\n") + "]"
+			}
 			return tool.Answer(text, execData(res.Result)), nil
 		})
 }

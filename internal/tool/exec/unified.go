@@ -135,6 +135,11 @@ func unifiedExec(st session.TaskStatus, wall time.Duration, maxTokens tool.Int, 
 		ex.ExitCode = &code
 		status = fmt.Sprintf("Process exited with code %d", code)
 	}
-	return fmt.Sprintf("Chunk ID: %s\nWall time: %.4f seconds\n%s\nOriginal token count: %d\nOutput:\n%s",
-		ex.ChunkID, wall.Seconds(), status, count, ex.Output), ex
+	text := fmt.Sprintf("Chunk ID: %s\nWall time: %.4f seconds\n%s\nOriginal token count: %d\nOutput:\n%s",
+		ex.ChunkID, wall.Seconds(), status, count, ex.Output)
+	if r := refusedLines(st.Refused, st.RefusedCount); r != "" {
+		// Codex's schema is closed: the refusals are in the text only.
+		text += "\n[" + strings.TrimSuffix(r, "\n") + "]"
+	}
+	return text, ex
 }

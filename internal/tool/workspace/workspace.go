@@ -17,7 +17,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -57,7 +56,7 @@ type Options struct {
 	Env func(ws *workspace.Workspace, base *tool.Env) (env *tool.Env, closeEnv func(removed bool), err error)
 	// Domain, if set, makes the sandbox domain a session working in ws
 	// starts its commands in.
-	Domain func(ws *workspace.Workspace) func() (start func(*exec.Cmd) error, close func(), err error)
+	Domain func(ws *workspace.Workspace) func() (session.Domain, error)
 	// StopLSP, if set, stops the language servers of a workspace's
 	// directory when its session ends.
 	StopLSP func(dir string)
@@ -182,7 +181,7 @@ func (iso *Isolation) make(sess *session.Session, base *tool.Env, b *binding, op
 	}
 	env, closeEnv, err := iso.o.Env(ws, base)
 	if err == nil {
-		var dom func() (func(*exec.Cmd) error, func(), error)
+		var dom func() (session.Domain, error)
 		if iso.o.Domain != nil {
 			dom = iso.o.Domain(ws)
 		}
