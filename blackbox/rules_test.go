@@ -488,3 +488,94 @@ func TestRulesClaudeDialect(t *testing.T) {
 		t.Error("docs/ was made")
 	}
 }
+
+// TestRulesEveryExec: commands whose line the rules cannot see into — a
+// script file, python's subprocess, a Makefile, a background
+// task — still cannot run what the rules forbid: the exec itself is held
+// and refused (EPERM), the answer names what was refused, and the bare
+// repository and the server get nothing. Allowed programs still run.
+func TestRulesEveryExec(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Fatal("python3 is needed")
+	}
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Fatal("make is needed")
+	}
+	for _, format := range []string{"codex", "claude"} {
+		t.Run(format, func(t *testing.T) {
+			f := newRulesFixture(t)
+			var rulesFile string
+			if format == "codex" {
+				rulesFile = f.write(t, "team.rules", codexAttackRules)
+			} else {
+				rulesFile = f.write(t, "settings.json", claudeAttackRules)
+			}
+			write := func(name, body string) {
+				if err := os.WriteFile(filepath.Join(f.ws, name), []byte(body), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write("p.sh", "#!/bin/sh\ngit push origin HEAD:refs/heads/script\n")
+			write("p.py", "import subprocess\nsubprocess.run(['git', 'push', 'origin', 'HEAD:refs/heads/python'])\nsubprocess.run(['curl', '-s', '"+f.url+"/python'])\n")
+			write("Makefile", "ship:\n\tgit push origin HEAD:refs/heads/make\n")
+			cs, _, logs := connectStdio(t, f.ws, "--rules="+rulesFile, "--checkpoints=off")
+			for _, cmd := range []string{"./p.sh", "python3 p.py", "make ship"} {
+				var run struct {
+					Refused []struct {
+						Argv   []string `json:"argv"`
+						Reason string   `json:"reason"`
+					} `json:"refused_execs"`
+				}
+				text := resultText(structured(t, cs, "bash", map[string]any{"command": cmd}, &run))
+				if len(run.Refused) == 0 || !strings.Contains(text, "git push") {
+					t.Errorf("%q: no refused exec named: %q %+v", cmd, text, run)
+					continue
+				}
+				if r := run.Refused[0]; !slicesHasPrefix(r.Argv, "git", "push") && !strings.HasSuffix(r.Argv[0], "/git") || !strings.Contains(r.Reason, "RULE_") {
+					t.Errorf("%q: refused %+v", cmd, r)
+				}
+			}
+			// A background task is judged without asking anyone.
+			var started struct {
+				TaskID string `json:"task_id"`
+			}
+			structured(t, cs, "bash", map[string]any{"command": "./p.sh; echo done", "run_in_background": true}, &started)
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				out, _ := call(t, cs, "task_output", map[string]any{"task_id": started.TaskID, "wait_ms": 2000})
+				if strings.Contains(out, "done") && strings.Contains(out, "git push") {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("task: %q", out)
+				}
+			}
+			if refs := f.pushed(t); refs != "" {
+				t.Errorf("the bare repository got refs: %s", refs)
+			}
+			if n := f.hits.Load(); n != 0 {
+				t.Errorf("the server got %d requests", n)
+			}
+			// What no rule forbids runs, through the same programs.
+			write("ok.sh", "#!/bin/sh\ngit status\n")
+			if out := mustOK(t, cs, "bash", map[string]any{"command": "./ok.sh"}); !strings.Contains(out, "branch main") {
+				t.Errorf("./ok.sh: %q", out)
+			}
+			if t.Failed() {
+				t.Logf("server log:\n%s", logs)
+			}
+		})
+	}
+}
+
+func slicesHasPrefix(argv []string, want ...string) bool {
+	if len(argv) < len(want) {
+		return false
+	}
+	for i, w := range want {
+		if argv[i] != w {
+			return false
+		}
+	}
+	return true
+}

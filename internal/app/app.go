@@ -31,6 +31,7 @@ import (
 	"github.com/boris-mcp/boris/internal/audit"
 	"github.com/boris-mcp/boris/internal/checkpoint"
 	"github.com/boris-mcp/boris/internal/config"
+	"github.com/boris-mcp/boris/internal/execcheck"
 	"github.com/boris-mcp/boris/internal/files"
 	"github.com/boris-mcp/boris/internal/guard"
 	"github.com/boris-mcp/boris/internal/hostenv"
@@ -133,6 +134,16 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		// Up to 64 sessions keep their next bash started, each for a
 		// minute after its last command.
 		Warm: session.NewWarmPool(64, time.Minute),
+	}
+	if toolRules != nil {
+		// Every program a command starts is judged by the rules too, as
+		// it starts (docs/exec-check.md): a kernel that cannot hold execs
+		// stops the start rather than leave the rules to the command line.
+		if err := execcheck.Prepare(); err != nil {
+			return fmt.Errorf("--rules: the check of every exec a command makes is not available here: %w", err)
+		}
+		sessOpts.ExecCheck = true
+		sessOpts.ExecFallback = toolRules.Fallback
 	}
 	var sb *sandbox.Sandbox
 	var sbCfg sandbox.Config

@@ -128,6 +128,42 @@ func (g *Gate) Exec(ctx context.Context, argv []string) error {
 	return g.decide(ctx, v, StageExec, 0, false)
 }
 
+// Judge is the per-exec judge of a command the call runs and waits for
+// (session.Cmd.Judge): Exec. Nil without rules, and then the command runs
+// unjudged.
+func (g *Gate) Judge() func(ctx context.Context, pid int, argv []string) error {
+	if g == nil {
+		return nil
+	}
+	return func(ctx context.Context, _ int, argv []string) error { return g.Exec(ctx, argv) }
+}
+
+// TaskJudge is the per-exec judge of a task the call starts, which
+// outlives it (session.TaskOptions.Judge): nobody can be asked once the
+// call has answered, so an exec a rule asks about is refused with
+// RULE_APPROVAL_NEEDED (Rules.Fallback). Nil without rules.
+func (g *Gate) TaskJudge() func(ctx context.Context, pid int, argv []string) error {
+	if g == nil {
+		return nil
+	}
+	return g.rules.Fallback
+}
+
+// Fallback judges an exec without asking anyone: a background task's, or
+// a process no command owns any more (one that outlived its command). A
+// forbidden argv is refused with RULE_FORBIDDEN, one a rule asks about
+// with RULE_APPROVAL_NEEDED.
+func (r *Rules) Fallback(_ context.Context, _ int, argv []string) error {
+	v := r.Live.Rules().Exec(argv)
+	switch v.Decision {
+	case rules.Forbid:
+		return codes.Errorf(codes.RuleForbidden, "%s", refusal(v, false))
+	case rules.Ask:
+		return codes.Errorf(codes.RuleApprovalNeeded, "%s", needsApproval(v, "it ran where no one can be asked (a background task, or a process that outlived its command), so it was not run"))
+	}
+	return nil
+}
+
 // check judges a call's acts before its handler runs. It returns the
 // answer to give instead of running the call: an error result, or (the
 // 2026-07-28 era) a result asking the client for the human's approval;

@@ -96,7 +96,7 @@ func runBash(ctx context.Context, c *tool.Call, o Options, command string, in *b
 	defer span.End()
 	switch {
 	case bool(in.TTY || in.Interactive):
-		info, err := c.Sess.StartTask(session.TaskOptions{Script: command, Interactive: true, TTY: bool(in.TTY), Cols: o.TTYCols, Rows: o.TTYRows, Env: env})
+		info, err := c.Sess.StartTask(session.TaskOptions{Script: command, Interactive: true, TTY: bool(in.TTY), Cols: o.TTYCols, Rows: o.TTYRows, Env: env, Judge: c.Gate().TaskJudge()})
 		if err != nil {
 			return nil, err
 		}
@@ -107,7 +107,7 @@ func runBash(ctx context.Context, c *tool.Call, o Options, command string, in *b
 		}
 		return tool.Answer(formatTask(st, taskHint), results.FromTask(st)), nil
 	case bool(in.RunInBackground):
-		info, err := c.Sess.StartTask(session.TaskOptions{Script: command, Env: env})
+		info, err := c.Sess.StartTask(session.TaskOptions{Script: command, Env: env, Judge: c.Gate().TaskJudge()})
 		if err != nil {
 			return nil, err
 		}
@@ -116,7 +116,7 @@ func runBash(ctx context.Context, c *tool.Call, o Options, command string, in *b
 			info.ID, info.Pgid, taskHint, info.Pgid), results.Started(info)), nil
 	}
 	timeoutMs := clampTimeout(int64(in.Timeout), defMs)
-	cmd := session.Cmd{Script: command, Env: env}
+	cmd := session.Cmd{Script: command, Env: env, Judge: c.Gate().Judge()}
 	if in.YieldMs > 0 {
 		cmd.Yield = time.Duration(min(int64(in.YieldMs), MaxTimeoutMs)) * time.Millisecond
 	}

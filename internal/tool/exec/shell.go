@@ -84,9 +84,9 @@ func shellTool(o Options) (*tool.Def, error) {
 			timeoutMs := clampTimeout(int64(in.TimeoutMs), defMs)
 			ctx, span, env := startCommand(ctx, c, o)
 			defer span.End()
-			cmd := session.Cmd{Argv: argv, Dir: dir, Env: env, Merge: true, Tail: true}
+			cmd := session.Cmd{Argv: argv, Dir: dir, Env: env, Merge: true, Tail: true, Judge: c.Gate().Judge()}
 			if isScript {
-				cmd = session.Cmd{Script: script, Dir: dir, Env: env, Merge: true, Tail: true}
+				cmd = session.Cmd{Script: script, Dir: dir, Env: env, Merge: true, Tail: true, Judge: c.Gate().Judge()}
 			}
 			res, err := c.Sess.Run(ctx, cmd, time.Duration(timeoutMs)*time.Millisecond, progressFunc(ctx, c.Req))
 			if err != nil {

@@ -70,7 +70,7 @@ func execCommandTool(o Options) (*tool.Def, error) {
 			_, span, env := startCommand(ctx, c, o)
 			defer span.End()
 			start := time.Now()
-			info, err := c.Sess.StartTask(session.TaskOptions{Script: in.Cmd, Dir: dir, Env: env, TTY: bool(in.TTY), Interactive: bool(in.TTY), Merge: true, Cols: o.TTYCols, Rows: o.TTYRows})
+			info, err := c.Sess.StartTask(session.TaskOptions{Script: in.Cmd, Dir: dir, Env: env, TTY: bool(in.TTY), Interactive: bool(in.TTY), Merge: true, Cols: o.TTYCols, Rows: o.TTYRows, Judge: c.Gate().TaskJudge()})
 			if err != nil {
 				return nil, err
 			}
