@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/boris-mcp/boris/internal/checkpoint"
 	"github.com/boris-mcp/boris/internal/codes"
 	"github.com/boris-mcp/boris/internal/session"
@@ -20,9 +18,9 @@ import (
 // note after the call's answer. While the start-up checkpoint is still
 // being taken, the call waits for what is left of it, and a client that
 // gave a progress token is told so.
-func (s *Set) autoCheckpoint(ctx context.Context, req *mcp.CallToolRequest, env *Env, sess *session.Session, d *Def, args json.RawMessage) string {
+func (s *Set) autoCheckpoint(ctx context.Context, prog *Progress, env *Env, sess *session.Session, d *Def, args json.RawMessage) string {
 	name := d.tool.Name
-	stop := baselineProgress(ctx, req, env.Checkpoints)
+	stop := baselineProgress(ctx, prog, env.Checkpoints)
 	err := env.Checkpoints.Auto(sess, func() string { return callReason(d, args) })
 	stop()
 	if err == nil {
@@ -78,11 +76,9 @@ func Head(s string) string {
 // baselineProgress sends progress notifications while a call waits for
 // the start-up checkpoint (once at once, then every second), when the
 // client gave a progress token; the function it returns stops them. The
-// progress is the fraction read (below 1, so that the call's own
-// progress, counted from 1 up, keeps increasing).
-func baselineProgress(ctx context.Context, req *mcp.CallToolRequest, sv *checkpoint.Service) func() {
-	token := req.Params.GetProgressToken()
-	if token == nil || req.Session == nil {
+// progress is the fraction read (prog keeps the values increasing).
+func baselineProgress(ctx context.Context, prog *Progress, sv *checkpoint.Service) func() {
+	if prog == nil {
 		return func() {}
 	}
 	if done, _, _ := sv.Baseline(); done {
@@ -94,7 +90,6 @@ func baselineProgress(ctx context.Context, req *mcp.CallToolRequest, sv *checkpo
 		defer close(finished)
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
-		last := -1.0
 		for {
 			done, read, total := sv.Baseline()
 			if done {
@@ -106,11 +101,7 @@ func baselineProgress(ctx context.Context, req *mcp.CallToolRequest, sv *checkpo
 				msg = fmt.Sprintf("waiting for the start-up checkpoint of the workspace before this call: %d of %d files read", read, total)
 				p = 0.99 * float64(read) / float64(total)
 			}
-			if p <= last {
-				p = last + 1e-6
-			}
-			last = p
-			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Message: msg, Progress: p})
+			prog.Notify(msg, p)
 			select {
 			case <-stop:
 				return

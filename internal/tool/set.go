@@ -175,11 +175,15 @@ func (s *Set) wrap(d *Def, sessions Sessions) mcp.ToolHandler {
 				return finish(s.sessionNotes(s.failed(rec, err, d), sc, s.env.Workdir), structured, withText, sc), nil
 			}
 		}
+		// One sender for all of the call's progress, with its heartbeat,
+		// stopped before the answer goes out.
+		prog := startProgress(ctx, req)
+		defer prog.end()
 		note := ""
 		if d.spec.Changes != nil && env.Checkpoints != nil && d.spec.Changes(args) {
-			note = s.autoCheckpoint(ctx, req, env, sc.Session, d, args)
+			note = s.autoCheckpoint(ctx, prog, env, sc.Session, d, args)
 		}
-		c := &Call{Sess: sc.Session, Req: req, Env: env, Rec: rec}
+		c := &Call{Sess: sc.Session, Req: req, Env: env, Rec: rec, Progress: prog}
 		r, err := d.handle(ctx, c, args)
 		if err != nil {
 			r = s.failed(rec, err, d)
