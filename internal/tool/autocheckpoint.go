@@ -18,14 +18,23 @@ import (
 // note after the call's answer. While the start-up checkpoint is still
 // being taken, the call waits for what is left of it, and a client that
 // gave a progress token is told so.
-func (s *Set) autoCheckpoint(ctx context.Context, prog *Progress, env *Env, sess *session.Session, d *Def, args json.RawMessage) string {
+// A call ended (ctx done) while it waits must not run: the error says so.
+func (s *Set) autoCheckpoint(ctx context.Context, prog *Progress, env *Env, sess *session.Session, d *Def, args json.RawMessage) (string, error) {
 	name := d.tool.Name
 	stop := baselineProgress(ctx, prog, env.Checkpoints)
-	err := env.Checkpoints.Auto(sess, func() string { return callReason(d, args) })
+	err := env.Checkpoints.WaitBaseline(ctx)
 	stop()
+	if err != nil {
+		why := err.Error()
+		if e, ok := codes.As(err); ok {
+			why = e.Message // the server's reason (stdin's end, shutdown)
+		}
+		return "", codes.Errorf(codes.SessionClosed, "%s; it was waiting for the start-up checkpoint of the workspace and did not run", why)
+	}
+	err = env.Checkpoints.Auto(sess, func() string { return callReason(d, args) })
 	if err == nil {
 		sess.NoteCheckpointFailure("")
-		return ""
+		return "", nil
 	}
 	// Told once per kind of failure (its code), not at every call.
 	kind := "failed"
@@ -33,11 +42,11 @@ func (s *Set) autoCheckpoint(ctx context.Context, prog *Progress, env *Env, sess
 		kind = string(e.Code)
 	}
 	if !sess.NoteCheckpointFailure(kind) {
-		return ""
+		return "", nil
 	}
 	msg := err.Error()
 	s.env.Logger.Warn("checkpoint: the automatic checkpoint failed", "session", sess.ID(), "tool", name, "err", err)
-	return "note: no checkpoint was taken before this call (checkpoints cannot undo it): " + msg + "\n"
+	return "note: no checkpoint was taken before this call (checkpoints cannot undo it): " + msg + "\n", nil
 }
 
 // callReason says in a few words what call follows a checkpoint, for the
