@@ -60,9 +60,10 @@ func (a pipedAnswer) text() string {
 }
 
 // runPiped runs boris over stdio with lines as its whole input (stdin
-// closed after them) and returns its answers by id and its exit error.
+// closed after them) and returns its answers by id, everything it wrote
+// (stdout and stderr) and its exit error.
 // A watchdog kills it after limit.
-func runPiped(t *testing.T, cmd *exec.Cmd, lines []string, limit time.Duration) (map[int]pipedAnswer, error, string) {
+func runPiped(t *testing.T, cmd *exec.Cmd, lines []string, limit time.Duration) (map[int]pipedAnswer, string, error) {
 	t.Helper()
 	cmd.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
 	var out, errb bytes.Buffer
@@ -84,7 +85,7 @@ func runPiped(t *testing.T, cmd *exec.Cmd, lines []string, limit time.Duration) 
 		}
 		answers[*msg.ID] = msg.pipedAnswer
 	}
-	return answers, err, out.String() + "\n--- stderr:\n" + errb.String()
+	return answers, out.String() + "\n--- stderr:\n" + errb.String(), err
 }
 
 // TestStdioEOFAnswersEveryRequest: requests piped in with stdin closed
@@ -110,7 +111,7 @@ func TestStdioEOFAnswersEveryRequest(t *testing.T) {
 			// workspace wait for it, well past stdin's end.
 			opener := time.AfterFunc(3*time.Second, func() { _ = os.WriteFile(gate, nil, 0o644) })
 			defer opener.Stop()
-			answers, err, all := runPiped(t, cmd, lines, 2*time.Minute)
+			answers, all, err := runPiped(t, cmd, lines, 2*time.Minute)
 			if err != nil {
 				t.Fatalf("exit: %v\n%s", err, all)
 			}
@@ -145,7 +146,7 @@ func TestStdioEOFCancelsPastTheBound(t *testing.T) {
 			lines := append(pipedStart(era),
 				pipedCall(era, 2, "bash", map[string]any{"command": "echo $$ > slow.pid; echo started; sleep 300"}),
 				pipedCall(era, 3, "bash", map[string]any{"command": "echo quick"}))
-			answers, err, all := runPiped(t, cmd, lines, 2*time.Minute)
+			answers, all, err := runPiped(t, cmd, lines, 2*time.Minute)
 			if err != nil {
 				t.Fatalf("exit: %v\n%s", err, all)
 			}
