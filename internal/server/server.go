@@ -79,7 +79,7 @@ type Options struct {
 	SessionIdleTimeout time.Duration
 	MaxSessions        int
 	// ShutdownTimeout is how long, at stdin's end, the calls already read
-	// may run to finish before they are cancelled (stdio).
+	// may run to finish before they are cancelled (stdio; 0: at once).
 	ShutdownTimeout time.Duration
 	// MaxFileSize is the largest file the tools read or write: a request
 	// may carry twice that (an edit's old and new text) and a little more.

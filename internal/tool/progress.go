@@ -110,9 +110,9 @@ func (p *Progress) end() {
 	if p == nil {
 		return
 	}
-	close(p.stop)
-	<-p.done
 	p.mu.Lock()
 	p.ended = true
 	p.mu.Unlock()
+	close(p.stop)
+	<-p.done
 }
