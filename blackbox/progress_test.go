@@ -3,6 +3,7 @@ package blackbox
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -89,7 +90,8 @@ func (h *heartbeats) check(t *testing.T) {
 // two, with the elapsed time in their message, increasing — over both
 // transports and in both protocol eras, so that a client that ends calls
 // without progress keeps it. Each heartbeat is checked to come while the
-// command is still quiet (before it touches its marker file).
+// command is still quiet (before it touches its marker file). The binary
+// serves both transports.
 func TestProgressHeartbeat(t *testing.T) {
 	for _, transport := range []string{"http", "stdio"} {
 		for _, era := range []string{handshakeEra, statelessEra} {
@@ -97,12 +99,11 @@ func TestProgressHeartbeat(t *testing.T) {
 				t.Parallel()
 				h := &heartbeats{}
 				var cs *mcp.ClientSession
+				h.dir = tempDir(t)
 				if transport == "http" {
-					p := startInProcess(t)
-					h.dir = p.dir
-					cs = connectHTTPAt(t, p.url, "", era, h.options())
+					url, _ := serveBinary(t, exec.Command(binPath, "--port=0", "--workdir="+h.dir))
+					cs = connectHTTPAt(t, url, "", era, h.options())
 				} else {
-					h.dir = tempDir(t)
 					cs, _, _ = connectStdioWith(t, h.dir, era, h.options())
 				}
 				if out := h.call(t, cs, "bash", map[string]any{"command": quietScript}); !strings.Contains(out, "done") {
