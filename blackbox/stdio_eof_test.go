@@ -1,12 +1,14 @@
 package blackbox
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -161,4 +163,56 @@ func TestStdioEOFCancelsPastTheBound(t *testing.T) {
 			waitGone(t, time.Second, readPid(t, filepath.Join(dir, "slow.pid")))
 		})
 	}
+}
+
+// TestStdioSigtermAnswersRunningCalls: SIGTERM does not wait for
+// --shutdown-timeout: a call still running over stdio (its command
+// ignoring SIGTERM) is cancelled at once, answered with a SESSION_CLOSED
+// error saying boris is shutting down, its processes are gone, and boris
+// exits 0.
+func TestStdioSigtermAnswersRunningCalls(t *testing.T) {
+	dir := tempDir(t)
+	cmd, stdin, stdout := startStdioPipes(t, dir)
+	defer cmd.Process.Kill()
+	defer stdin.Close()
+	lines := append(pipedStart(handshakeEra),
+		pipedCall(handshakeEra, 2, "bash", map[string]any{"command": "echo $$ > fg.pid; trap '' TERM; while :; do sleep 0.1; done"}))
+	if _, err := stdin.Write([]byte(strings.Join(lines, "\n") + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	pid := readPid(t, filepath.Join(dir, "fg.pid"))
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	answers := make(chan map[int]pipedAnswer, 1)
+	go func() {
+		got := map[int]pipedAnswer{}
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var msg struct {
+				ID *int `json:"id"`
+				pipedAnswer
+			}
+			if json.Unmarshal(sc.Bytes(), &msg) == nil && msg.ID != nil {
+				got[*msg.ID] = msg.pipedAnswer
+			}
+		}
+		answers <- got
+	}()
+	// stdout ends when boris exits; it is read to the end before Wait.
+	var got map[int]pipedAnswer
+	select {
+	case got = <-answers:
+	case <-time.After(30 * time.Second):
+		t.Fatal("boris did not exit after SIGTERM")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v", err)
+	}
+	a := got[2]
+	if !a.Result.IsError || !strings.Contains(a.text(), "[SESSION_CLOSED] boris is shutting down") {
+		t.Fatalf("the running call's answer: %+v", a)
+	}
+	waitGone(t, time.Second, pid)
 }
