@@ -144,7 +144,8 @@ func TestStdioEOFCancelsPastTheBound(t *testing.T) {
 		t.Run(era, func(t *testing.T) {
 			t.Parallel()
 			dir := tempDir(t)
-			cmd := exec.Command(binPath, "--transport=stdio", "--workdir="+dir, "--shutdown-timeout=2s")
+			// The bound leaves a loaded machine ample time for the quick call.
+			cmd := exec.Command(binPath, "--transport=stdio", "--workdir="+dir, "--shutdown-timeout=10s")
 			lines := append(pipedStart(era),
 				pipedCall(era, 2, "bash", map[string]any{"command": "echo $$ > slow.pid; echo started; sleep 300"}),
 				pipedCall(era, 3, "bash", map[string]any{"command": "echo quick"}))
