@@ -294,7 +294,7 @@ func exhaustDescriptors(t *testing.T, pid int) func() {
 
 // Requests piped in with stdin closed right after them are all answered
 // (the SDK alone would drop the answers once it saw EOF); a command still
-// running after the drain window is terminated and answered too; exit 0.
+// running after --shutdown-timeout is cancelled and answered too; exit 0.
 func TestStdioOneShotPipe(t *testing.T) {
 	dir := tempDir(t)
 	in := strings.Join([]string{
@@ -304,7 +304,7 @@ func TestStdioOneShotPipe(t *testing.T) {
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"create_file","arguments":{"path":"a.txt","content":"x"}}}`,
 		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo $$ > slow.pid; sleep 60"}}}`,
 	}, "\n") + "\n"
-	cmd := exec.Command(binPath, "--transport=stdio", "--workdir="+dir)
+	cmd := exec.Command(binPath, "--transport=stdio", "--workdir="+dir, "--shutdown-timeout=4s")
 	cmd.Stdin = strings.NewReader(in)
 	var out strings.Builder
 	cmd.Stdout = &out
@@ -326,7 +326,7 @@ func TestStdioOneShotPipe(t *testing.T) {
 		}
 		answers[msg.ID] = string(msg.Result)
 	}
-	for id, want := range map[float64]string{1: `"serverInfo"`, 2: `exit_code: 1\nstdout:\nhi\n`, 3: `Created`, 4: `exit_code: 143\nterminated: the session was closed while the command ran\n`} {
+	for id, want := range map[float64]string{1: `"serverInfo"`, 2: `exit_code: 1\nstdout:\nhi\n`, 3: `Created`, 4: `[SESSION_CLOSED] stdin ended and this call was still running 4s later (--shutdown-timeout): it was cancelled"},{"type":"text","text":"exit_code: 143\ncancelled: the process group was terminated\n`} {
 		if !strings.Contains(answers[id], want) {
 			t.Fatalf("answer %v lacks %q: %s\nall:\n%s", id, want, answers[id], out.String())
 		}

@@ -357,7 +357,7 @@ func streamChars(cfg *config.Config) int {
 // serverOptions are the server's settings.
 func serverOptions(cfg *config.Config) server.Options {
 	return server.Options{
-		SessionIdleTimeout: cfg.SessionIdleTimeout, MaxSessions: cfg.MaxSessions, MaxFileSize: cfg.MaxFileSize,
+		SessionIdleTimeout: cfg.SessionIdleTimeout, MaxSessions: cfg.MaxSessions, MaxFileSize: cfg.MaxFileSize, ShutdownTimeout: cfg.ShutdownTimeout,
 		AllowOrigins: cfg.AllowOrigins, Tokens: cfg.Tokens, LogLevel: cfg.LogLevel,
 		AllowDirs: cfg.AllowDirs, DenyPatterns: cfg.DenyPatterns,
 	}

@@ -18,6 +18,7 @@
 package checkpoint
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -227,6 +228,25 @@ func (sv *Service) Holding() (bytes int64, files int) { return sv.openBytes, sv.
 
 // Ready is closed once the start-up checkpoint is done.
 func (sv *Service) Ready() <-chan struct{} { return sv.ready }
+
+// WaitBaseline waits for the start-up checkpoint (which goes on at full
+// priority meanwhile), or until ctx is done: then it returns ctx's cause
+// and the caller must not change the workspace, which no checkpoint holds
+// yet.
+func (sv *Service) WaitBaseline(ctx context.Context) error {
+	select {
+	case <-sv.ready:
+		return nil
+	default:
+	}
+	sv.sc.hurryUp()
+	select {
+	case <-sv.ready:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
 
 // Baseline says how far the start-up checkpoint is: done once it is
 // taken; read and total count the files it reads and has to read (total

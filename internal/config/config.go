@@ -70,6 +70,9 @@ type Server struct {
 	// MaxSessions bounds the live sessions of every kind.
 	MaxSessions        int
 	SessionIdleTimeout time.Duration
+	// ShutdownTimeout is how long, at stdin's end, the calls already read
+	// may run to finish before they are cancelled.
+	ShutdownTimeout time.Duration
 	// Healthcheck asks for a probe of a running server instead of a server.
 	Healthcheck bool
 }
@@ -267,6 +270,7 @@ type cli struct {
 	Port               int    `group:"server" help:"HTTP listen port (0 picks a free port)." default:"8080" envvar:"BORIS_PORT"`
 	MaxSessions        int    `group:"server" help:"Most sessions alive at once, of every kind; when full, the least recently used idle one is closed." default:"1000" envvar:"BORIS_MAX_SESSIONS"`
 	SessionIdleTimeout string `group:"server" help:"Close sessions idle this long, terminating their processes (0 = never)." default:"10m" envvar:"BORIS_SESSION_IDLE_TIMEOUT"`
+	ShutdownTimeout    string `group:"server" help:"At stdin's end (stdio), how long the calls already read may run to finish; the ones still running then are cancelled and answered with an error. Every request read is answered before boris exits." default:"30s" envvar:"BORIS_SHUTDOWN_TIMEOUT"`
 
 	Token         []string `group:"auth" help:"Bearer token required on /mcp (HTTP mode; repeatable: each token is its own credential with its own sessions)." placeholder:"TOKEN" envvar:"BORIS_TOKEN"`
 	TokenFile     string   `group:"auth" name:"token-file" help:"File of bearer tokens, one per line (blank lines and # comments skipped), each its own credential as with --token; reloaded when it changes: a removed token's sessions are closed. Denied to the tools." placeholder:"FILE" envvar:"BORIS_TOKEN_FILE"`
@@ -625,6 +629,9 @@ func (c *cli) resolve(p Program, getenv func(string) string, tokenInArgs bool) (
 		fail("invalid --session-idle-timeout %q: %v (examples: 10m, 90s, 1h, 0 for never)", c.SessionIdleTimeout, err)
 	}
 	cfg.SessionIdleTimeout = idle
+	if cfg.ShutdownTimeout, err = parseDuration(c.ShutdownTimeout); err != nil {
+		fail("invalid --shutdown-timeout %q: %v (examples: 30s, 2m, 0 to cancel at once)", c.ShutdownTimeout, err)
+	}
 
 	switch strings.ToLower(c.LogLevel) {
 	case "debug":

@@ -78,6 +78,9 @@ type Options struct {
 	// MaxSessions bounds how many live at once.
 	SessionIdleTimeout time.Duration
 	MaxSessions        int
+	// ShutdownTimeout is how long, at stdin's end, the calls already read
+	// may run to finish before they are cancelled (stdio; 0: at once).
+	ShutdownTimeout time.Duration
 	// MaxFileSize is the largest file the tools read or write: a request
 	// may carry twice that (an edit's old and new text) and a little more.
 	MaxFileSize int64
@@ -101,8 +104,10 @@ type Server struct {
 	sessions  *session.Manager
 	stdio     atomic.Bool // serving stdio: the process has one implicit session
 
-	// inflight counts requests being handled (stdio waits for it to drain).
-	inflight atomic.Int64
+	// stdioCalls ends the tool calls of the stdio session (set before it
+	// is served): cancelled, with the reason as its cause, at stdin's end
+	// after --shutdown-timeout and at shutdown.
+	stdioCalls context.Context
 
 	// transports are the live handshake-era connections (Mcp-Session-Id),
 	// by id: their sessions close when they end.
@@ -182,14 +187,12 @@ func newID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// middleware sees every MCP request: it counts them (by era), keeps the
-// stdio drain's in-flight count, watches handshake-era connections so
-// their sessions close with them, and ties a handshake-era tool call to
-// its HTTP request.
+// middleware sees every MCP request: it counts them (by era), watches
+// handshake-era connections so their sessions close with them, and ties a
+// handshake-era tool call to its HTTP request and a stdio one to the
+// stdio session's end.
 func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		s.inflight.Add(1)
-		defer s.inflight.Add(-1)
 		if s.deps.Metrics != nil {
 			s.deps.Metrics.Request(method, eraOf(req))
 		}
@@ -201,6 +204,11 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if httpCtx := s.postContext(req.GetExtra()); httpCtx != nil {
 				var stop func() bool
 				ctx, stop = withCancelFrom(ctx, httpCtx)
+				defer stop()
+			}
+			if s.stdio.Load() && s.stdioCalls != nil {
+				var stop func() bool
+				ctx, stop = withCancelFrom(ctx, s.stdioCalls)
 				defer stop()
 			}
 			ctx = tool.WithCaller(ctx, s.caller(req))

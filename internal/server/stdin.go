@@ -15,9 +15,10 @@ import (
 //   - refuse a message longer than the limit without reading it into
 //     memory whole: the line is dropped, tooLong answers it, and the
 //     session goes on with the next line;
-//   - hold the end of input back (reported on eof) until releaseEOF: the
-//     SDK, once its connection reads EOF, drops the answers to requests it
-//     has read.
+//   - hold the end of input back until releaseEOF: the SDK, once its
+//     connection reads EOF, drops the answers to requests it has read. eof
+//     is closed when the reader asks past the last line, so every line
+//     before the end has been taken by then.
 type stdinReader struct {
 	src     *bufio.Reader
 	limit   int
@@ -65,6 +66,7 @@ func (s *stdinReader) Read(p []byte) (int, error) {
 func (s *stdinReader) readLine() ([]byte, error) {
 	for {
 		if s.err != nil {
+			s.eofOnce.Do(func() { close(s.eof) })
 			<-s.release
 			return nil, s.err
 		}
@@ -116,10 +118,7 @@ func (s *stdinReader) next() []byte {
 	}
 }
 
-func (s *stdinReader) end(err error) {
-	s.err = err
-	s.eofOnce.Do(func() { close(s.eof) })
-}
+func (s *stdinReader) end(err error) { s.err = err }
 
 // releaseEOF lets the held-back end of input through.
 func (s *stdinReader) releaseEOF() { s.released.Do(func() { close(s.release) }) }

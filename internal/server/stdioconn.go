@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,6 +40,14 @@ type stdioConn struct {
 	closed    chan struct{}
 	closeOnce sync.Once
 
+	// pending counts the requests read and not yet answered; answered
+	// is signalled (without blocking) whenever an answer is written.
+	pending  atomic.Int64
+	answered chan struct{}
+	// broken is set when writing stdout failed: the client is gone, and
+	// nothing more can be answered.
+	broken atomic.Bool
+
 	mu      sync.Mutex
 	version string     // the protocol version initialize settled on
 	initID  jsonrpc.ID // the initialize request's id, until answered
@@ -56,6 +66,7 @@ func newStdioConn(lines *stdinReader, w io.Writer) *stdioConn {
 		incoming: make(chan []jsonrpc.Message),
 		readErr:  make(chan error, 1),
 		closed:   make(chan struct{}),
+		answered: make(chan struct{}, 1),
 	}
 	go c.readLoop()
 	return c
@@ -76,6 +87,13 @@ func (c *stdioConn) readLoop() {
 			continue
 		}
 		if msgs := c.decodeLine(line); len(msgs) > 0 {
+			// Counted before they are handed on: at the end of the input
+			// every request read is counted.
+			for _, m := range msgs {
+				if r, ok := m.(*jsonrpc.Request); ok && r.IsCall() {
+					c.pending.Add(1)
+				}
+			}
 			select {
 			case c.incoming <- msgs:
 			case <-c.closed:
@@ -113,14 +131,43 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return fmt.Errorf("encoding a message: %w", err)
 	}
 	if resp, ok := msg.(*jsonrpc.Response); ok {
+		defer c.answer()
 		var done bool
-		data, done = c.answered(resp, data)
+		data, done = c.collect(resp, data)
 		if !done {
 			return nil // part of a batch still being answered
 		}
 	}
-	_, err = c.w.Write(append(data, '\n'))
+	if _, err = c.w.Write(append(data, '\n')); err != nil {
+		c.broken.Store(true)
+	}
 	return err
+}
+
+// answer counts a request answered (its answer written, or its writing
+// failed).
+func (c *stdioConn) answer() {
+	c.pending.Add(-1)
+	select {
+	case c.answered <- struct{}{}:
+	default:
+	}
+}
+
+// waitAnswered waits until every request read has been answered (or
+// stdout failed: no answer can be written any more), or until limit; it
+// reports whether they all were.
+func (c *stdioConn) waitAnswered(limit time.Duration) bool {
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	for c.pending.Load() > 0 && !c.broken.Load() {
+		select {
+		case <-c.answered:
+		case <-t.C:
+			return c.pending.Load() <= 0 || c.broken.Load()
+		}
+	}
+	return true
 }
 
 func (c *stdioConn) Close() error {
@@ -275,11 +322,11 @@ func (c *stdioConn) decodeMessage(raw []byte) (jsonrpc.Message, *wireError) {
 	return resp, nil
 }
 
-// answered notes an answer on its way out: to initialize (the session's
+// collect notes an answer on its way out: to initialize (the session's
 // protocol version decides whether batches are allowed), or to a member of
 // a batch. It returns what to write now, and false while the answer's
 // batch still waits for others.
-func (c *stdioConn) answered(resp *jsonrpc.Response, data []byte) ([]byte, bool) {
+func (c *stdioConn) collect(resp *jsonrpc.Response, data []byte) ([]byte, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.initID.IsValid() && resp.ID == c.initID {

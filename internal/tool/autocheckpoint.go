@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/boris-mcp/boris/internal/checkpoint"
 	"github.com/boris-mcp/boris/internal/codes"
 	"github.com/boris-mcp/boris/internal/session"
@@ -20,14 +18,23 @@ import (
 // note after the call's answer. While the start-up checkpoint is still
 // being taken, the call waits for what is left of it, and a client that
 // gave a progress token is told so.
-func (s *Set) autoCheckpoint(ctx context.Context, req *mcp.CallToolRequest, env *Env, sess *session.Session, d *Def, args json.RawMessage) string {
+// A call ended (ctx done) while it waits must not run: the error says so.
+func (s *Set) autoCheckpoint(ctx context.Context, prog *Progress, env *Env, sess *session.Session, d *Def, args json.RawMessage) (string, error) {
 	name := d.tool.Name
-	stop := baselineProgress(ctx, req, env.Checkpoints)
-	err := env.Checkpoints.Auto(sess, func() string { return callReason(d, args) })
+	stop := baselineProgress(ctx, prog, env.Checkpoints)
+	err := env.Checkpoints.WaitBaseline(ctx)
 	stop()
+	if err != nil {
+		why := err.Error()
+		if e, ok := codes.As(err); ok {
+			why = e.Message // the server's reason (stdin's end, shutdown)
+		}
+		return "", codes.Errorf(codes.SessionClosed, "%s; it was waiting for the start-up checkpoint of the workspace and did not run", why)
+	}
+	err = env.Checkpoints.Auto(sess, func() string { return callReason(d, args) })
 	if err == nil {
 		sess.NoteCheckpointFailure("")
-		return ""
+		return "", nil
 	}
 	// Told once per kind of failure (its code), not at every call.
 	kind := "failed"
@@ -35,11 +42,11 @@ func (s *Set) autoCheckpoint(ctx context.Context, req *mcp.CallToolRequest, env 
 		kind = string(e.Code)
 	}
 	if !sess.NoteCheckpointFailure(kind) {
-		return ""
+		return "", nil
 	}
 	msg := err.Error()
 	s.env.Logger.Warn("checkpoint: the automatic checkpoint failed", "session", sess.ID(), "tool", name, "err", err)
-	return "note: no checkpoint was taken before this call (checkpoints cannot undo it): " + msg + "\n"
+	return "note: no checkpoint was taken before this call (checkpoints cannot undo it): " + msg + "\n", nil
 }
 
 // callReason says in a few words what call follows a checkpoint, for the
@@ -78,11 +85,9 @@ func Head(s string) string {
 // baselineProgress sends progress notifications while a call waits for
 // the start-up checkpoint (once at once, then every second), when the
 // client gave a progress token; the function it returns stops them. The
-// progress is the fraction read (below 1, so that the call's own
-// progress, counted from 1 up, keeps increasing).
-func baselineProgress(ctx context.Context, req *mcp.CallToolRequest, sv *checkpoint.Service) func() {
-	token := req.Params.GetProgressToken()
-	if token == nil || req.Session == nil {
+// progress is the fraction read (prog keeps the values increasing).
+func baselineProgress(ctx context.Context, prog *Progress, sv *checkpoint.Service) func() {
+	if prog == nil {
 		return func() {}
 	}
 	if done, _, _ := sv.Baseline(); done {
@@ -94,7 +99,6 @@ func baselineProgress(ctx context.Context, req *mcp.CallToolRequest, sv *checkpo
 		defer close(finished)
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
-		last := -1.0
 		for {
 			done, read, total := sv.Baseline()
 			if done {
@@ -106,11 +110,7 @@ func baselineProgress(ctx context.Context, req *mcp.CallToolRequest, sv *checkpo
 				msg = fmt.Sprintf("waiting for the start-up checkpoint of the workspace before this call: %d of %d files read", read, total)
 				p = 0.99 * float64(read) / float64(total)
 			}
-			if p <= last {
-				p = last + 1e-6
-			}
-			last = p
-			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Message: msg, Progress: p})
+			prog.Notify(msg, p)
 			select {
 			case <-stop:
 				return

@@ -18,6 +18,9 @@ type Call struct {
 	// Rec is the call's audit record: the handler adds the essentials of
 	// what it was asked (command, paths, pattern, …) and what came of it.
 	Rec *audit.Record
+	// Progress sends the call's progress notifications (nil when the
+	// client gave no progress token; its methods then do nothing).
+	Progress *Progress
 	// deferred run once the answer is complete (see Defer).
 	deferred []func()
 	// gate applies the command rules to the call (nil: no rules).

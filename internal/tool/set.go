@@ -175,7 +175,11 @@ func (s *Set) wrap(d *Def, sessions Sessions) mcp.ToolHandler {
 				return finish(s.sessionNotes(s.failed(rec, err, d), sc, s.env.Workdir), structured, withText, sc), nil
 			}
 		}
-		c := &Call{Sess: sc.Session, Req: req, Env: env, Rec: rec, gate: newGate(env, req, rec)}
+		// One sender for all of the call's progress, with its heartbeat,
+		// stopped before the answer goes out.
+		prog := startProgress(ctx, req)
+		defer prog.end()
+		c := &Call{Sess: sc.Session, Req: req, Env: env, Rec: rec, Progress: prog, gate: newGate(env, req, rec)}
 		if c.gate != nil && d.spec.Acts != nil {
 			// Judged before anything of the call happens, its checkpoint
 			// included: a forbidden command runs no part of itself.
@@ -191,11 +195,22 @@ func (s *Set) wrap(d *Def, sessions Sessions) mcp.ToolHandler {
 		}
 		note := ""
 		if d.spec.Changes != nil && env.Checkpoints != nil && d.spec.Changes(args) {
-			note = s.autoCheckpoint(ctx, req, env, sc.Session, d, args)
+			note, err = s.autoCheckpoint(ctx, prog, env, sc.Session, d, args)
 		}
-		r, err := d.handle(ctx, c, args)
+		var r *mcp.CallToolResult
+		var done []mcp.Content // what a call the server ended had done
+		if err == nil {
+			r, err = d.handle(ctx, c, args)
+			if cause := endedBy(ctx); cause != nil {
+				if r != nil {
+					done = r.Content
+				}
+				r, err = nil, cause
+			}
+		}
 		if err != nil {
 			r = s.failed(rec, err, d)
+			r.Content = append(r.Content, done...)
 		}
 		if note != "" {
 			r.Content = append(r.Content, &mcp.TextContent{Text: note})
@@ -212,6 +227,20 @@ func (s *Set) wrap(d *Def, sessions Sessions) mcp.ToolHandler {
 		capAnswer(r, s.env.MaxAnswer)
 		return finish(s.sessionNotes(r, sc, env.Workdir), structured, withText, sc), nil
 	}
+}
+
+// endedBy is the reason the server gave for ending a call (stdin's end
+// over stdio, shutdown), or nil when ctx is not done or was cancelled by
+// its client. The server's reasons are coded errors.
+func endedBy(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	cause := context.Cause(ctx)
+	if _, ok := codes.As(cause); !ok {
+		return nil
+	}
+	return cause
 }
 
 // failed is the result of an operational error, in the tool's dialect

@@ -3,12 +3,14 @@ package tool_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -147,4 +149,68 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// A call's progress values increase whatever its tool reports: the
+// kernel's one sender raises a value that is not above the last one sent
+// (the tool's output, the start-up checkpoint's wait and the heartbeat
+// share it).
+func TestProgressIncreases(t *testing.T) {
+	env := testEnv(t)
+	spec := tool.Spec{Names: map[dialect.Mode]string{dialect.Boris: "steps"}, Build: func(dialect.Mode) (*tool.Def, error) {
+		return tool.Define(tool.Meta{Name: "steps", Title: "Steps", Description: "reports progress", ReadOnly: true},
+			func(_ context.Context, c *tool.Call, _ *struct{}) (*mcp.CallToolResult, error) {
+				for i, v := range []float64{5, 3, 3, 0.5, 9} {
+					c.Progress.Notify(fmt.Sprint("step ", i), v)
+				}
+				return tool.Text("done"), nil
+			})
+	}}
+	set, err := tool.NewSet(env, []tool.Spec{spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	got := make([]float64, 5) // by step
+	seen := 0
+	all := make(chan struct{})
+	cs := tooltest.ConnectWith(t, set, session.New("s", session.Options{Workdir: env.Workdir}), &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			var step int
+			if _, err := fmt.Sscanf(req.Params.Message, "step %d", &step); err != nil || step < 0 || step >= len(got) {
+				t.Errorf("progress message %q", req.Params.Message)
+				return
+			}
+			got[step] = req.Params.Progress
+			if seen++; seen == len(got) {
+				close(all)
+			}
+		},
+	})
+	params := &mcp.CallToolParams{Name: "steps"}
+	params.SetProgressToken("p")
+	if res, err := cs.CallTool(context.Background(), params); err != nil || res.IsError {
+		t.Fatalf("%v %v", err, res)
+	}
+	select {
+	case <-all:
+	case <-time.After(time.Minute):
+		t.Fatal("not every progress notification arrived")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got[0] != 5 || got[4] != 9 {
+		t.Fatalf("progress %v: the values above the last one must pass unchanged", got)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i] <= got[i-1] {
+			t.Fatalf("progress %v does not increase", got)
+		}
+	}
+	// Without a token the tool's reports go nowhere (and do not fail).
+	if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "steps"}); err != nil || res.IsError {
+		t.Fatalf("%v %v", err, res)
+	}
 }

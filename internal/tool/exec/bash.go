@@ -120,7 +120,7 @@ func runBash(ctx context.Context, c *tool.Call, o Options, command string, in *b
 	if in.YieldMs > 0 {
 		cmd.Yield = time.Duration(min(int64(in.YieldMs), MaxTimeoutMs)) * time.Millisecond
 	}
-	res, err := c.Sess.Run(ctx, cmd, time.Duration(timeoutMs)*time.Millisecond, progressFunc(ctx, c.Req))
+	res, err := c.Sess.Run(ctx, cmd, time.Duration(timeoutMs)*time.Millisecond, progressFunc(c))
 	if err != nil {
 		return nil, err
 	}
@@ -160,17 +160,11 @@ func clampTimeout(ms, defMs int64) int64 {
 }
 
 // progressFunc sends the command's new output as progress notifications
-// when the client asked for progress.
-func progressFunc(ctx context.Context, req *mcp.CallToolRequest) func(string, int64) {
-	token := req.Params.GetProgressToken()
-	if token == nil || req.Session == nil {
+// when the client asked for progress (the progress value is the output's
+// length so far).
+func progressFunc(c *tool.Call) func(string, int64) {
+	if c.Progress == nil {
 		return nil
 	}
-	return func(text string, total int64) {
-		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-			ProgressToken: token,
-			Message:       text,
-			Progress:      float64(total),
-		})
-	}
+	return func(text string, total int64) { c.Progress.Notify(text, float64(total)) }
 }

@@ -88,7 +88,7 @@ func shellTool(o Options) (*tool.Def, error) {
 			if isScript {
 				cmd = session.Cmd{Script: script, Dir: dir, Env: env, Merge: true, Tail: true, Judge: c.Gate().Judge()}
 			}
-			res, err := c.Sess.Run(ctx, cmd, time.Duration(timeoutMs)*time.Millisecond, progressFunc(ctx, c.Req))
+			res, err := c.Sess.Run(ctx, cmd, time.Duration(timeoutMs)*time.Millisecond, progressFunc(c))
 			if err != nil {
 				return nil, err
 			}

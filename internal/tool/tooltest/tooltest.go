@@ -29,13 +29,20 @@ func (o OneSession) Resolve(_ context.Context, _ *mcp.CallToolRequest, handle st
 // returns a client connected to it, closed when the test ends.
 func Connect(t testing.TB, set *tool.Set, sess *session.Session) *mcp.ClientSession {
 	t.Helper()
+	return ConnectWith(t, set, sess, nil)
+}
+
+// ConnectWith is Connect with the client's options (a progress handler,
+// say).
+func ConnectWith(t testing.TB, set *tool.Set, sess *session.Session, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "boris", Version: "test"}, nil)
 	set.Register(srv, OneSession{sess})
 	st, ct := mcp.NewInMemoryTransports()
 	if _, err := srv.Connect(context.Background(), st, nil); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, opts).Connect(context.Background(), ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
