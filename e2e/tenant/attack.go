@@ -54,7 +54,7 @@ const hog = `mkfifo hold 2>/dev/null; hold='BEGIN { s = sprintf("%" n "s", ""); 
 // bghog is one hog of N MiB started in the background: "$(bghog N)".
 func bghog(mib int) string { return fmt.Sprintf(`awk -v n=%d "$hold" &`, mib<<20) }
 
-// Attacks are the issue's five, each run in a fresh container.
+// Attacks are what agent A does, each run in a fresh container.
 var Attacks = []Attack{
 	{
 		// The bomb alone dies out in about one run of three here: each of
@@ -91,6 +91,13 @@ var Attacks = []Attack{
 		Name: "yes on every core", Key: "CPU",
 		Script:     "for i in $(seq $(nproc)); do yes >/dev/null & done; wait",
 		Background: true, Hold: 10 * time.Second, End: EndTaskKill,
+	},
+	{
+		// More burners than cores (8 on the issue's 2): each core has
+		// several runnable burners to choose from whenever B's work wakes.
+		Name: "8 yes, more than cores", Key: "CPUOver",
+		Script:     "for i in 1 2 3 4 5 6 7 8; do yes >/dev/null & done; wait",
+		Background: true, Hold: 20 * time.Second, End: EndTaskKill,
 	},
 	{
 		Name: "disk filler", Key: "DiskFill",
