@@ -136,7 +136,11 @@ type Result struct {
 	// gone.
 	Remaining    []Proc
 	RemainingErr error
-	CleanedIn    time.Duration
+	// AtHold are the container's processes when the attack had lasted
+	// its Hold, just before A's command was ended (HoldErr: why not).
+	AtHold    []Proc
+	HoldErr   error
+	CleanedIn time.Duration
 	// Boris's resident memory: the peak with A idle and during the attack
 	// (0 if not sampled); the container's peak processes and memory use
 	// during the attack, and the OOM kills in it over the run (where the
@@ -239,6 +243,7 @@ func Run(ctx context.Context, box *Box, at Attack, o RunOptions) (*Result, error
 	}
 	logf("%s: A's answer after %s: %v %q", at.Key, time.Since(start).Round(time.Millisecond), err, r.Answer)
 	sleep(ctx, time.Until(start.Add(at.Hold)))
+	r.AtHold, r.HoldErr = box.Processes(ctx)
 	leftID := "" // what A's command left running, still to be ended
 	if m := leftTask.FindStringSubmatch(r.Answer); m != nil {
 		r.LeftStatus, _ = callText(ctx, a, "task_output", map[string]any{"task_id": m[1]})
