@@ -32,6 +32,9 @@ const (
 	// commands. Half a second: a burner that shares the cores with seven
 	// others is demoted after half a second of wall time, not four.
 	IdleAfter = 500 * time.Millisecond
+	// attributeFor is how long Watch looks for the process an OOM kill
+	// took, from the counter's rise: the victim exits after the KILL.
+	attributeFor = 2 * time.Second
 	// sweepEvery is how often Watch sweeps the command processes.
 	sweepEvery = 100 * time.Millisecond
 	// OOMScore is every command's oom_score_adj: the OOM killer's first

@@ -45,6 +45,9 @@ type Guard struct {
 	// unattributed counts the OOM kills whose victim was not found among
 	// the command processes the sweeps saw.
 	unattributed uint64
+	// settled is the OOM counter up to which Watch has attributed every
+	// kill (or given up on it).
+	settled uint64
 }
 
 // oomVictims are the victims of one process group.
@@ -228,6 +231,21 @@ func (g *Guard) Demote(pgid int) {
 // in its foreground) died of SIGKILL, output is what it printed.
 func (g *Guard) Outcome(adm Admission, killed bool, output string) Outcome {
 	o := Outcome{MemoryLimit: g.limits.MemoryMax, Budget: adm.Budget}
+	n, counted := g.limits.OOMKills()
+	if counted && adm.oomOK && n > adm.oomBase && g.watching.Load() {
+		// A kill while the command ran: wait until Watch has told whose
+		// it was (a pipeline may exit the moment its tail is killed).
+		deadline := time.Now().Add(attributeFor + time.Second)
+		for {
+			g.mu.Lock()
+			done := g.settled >= n
+			g.mu.Unlock()
+			if done || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(oomPoll)
+		}
+	}
 	g.mu.Lock()
 	if _, ok := g.oomEnded[adm.pgid]; ok && adm.pgid > 0 {
 		o.GroupEnded = true
@@ -242,7 +260,7 @@ func (g *Guard) Outcome(adm Admission, killed bool, output string) Outcome {
 	// A command that died of a KILL while the counter rose is taken for
 	// the OOM killer's victim only when some kill since it started was not
 	// attributed: a kill attributed to another command is not its own.
-	if n, ok := g.limits.OOMKills(); ok && adm.oomOK && n > adm.oomBase && killed && (uncertain || !g.watching.Load()) {
+	if counted && adm.oomOK && n > adm.oomBase && killed && (uncertain || !g.watching.Load()) {
 		o.OOMKilled = true
 	}
 	o.OOMKilled = o.OOMKilled || o.GroupEnded || len(o.Victims) > 0
@@ -269,6 +287,9 @@ func (g *Guard) Watch(ctx context.Context) {
 	every := sweepEvery
 	if oom {
 		every = oomPoll
+		g.mu.Lock()
+		g.settled = last
+		g.mu.Unlock()
 		g.watching.Store(true)
 		defer g.watching.Store(false)
 	}
@@ -276,6 +297,12 @@ func (g *Guard) Watch(ctx context.Context) {
 	defer t.Stop()
 	seen := g.sweep()
 	swept := time.Now()
+	// Kills not attributed yet, the processes before the first of them,
+	// and since when they wait: the counter rises when the OOM killer
+	// sends its KILL, and the victim may take a while to exit.
+	pending := 0
+	var before map[int]proc
+	var since time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -286,23 +313,41 @@ func (g *Guard) Watch(ctx context.Context) {
 		if oom {
 			n, ok = g.limits.OOMKills()
 		}
-		if !ok || n == last {
+		rose := ok && n != last
+		if !rose && pending == 0 {
 			if time.Since(swept) >= sweepEvery {
 				seen, swept = g.sweep(), time.Now()
 			}
 			continue
 		}
-		kills := int(min(n-last, 64))
-		if n < last {
-			kills = 0 // the counter was reset
+		if rose {
+			kills := int(min(n-last, 64))
+			if n < last {
+				kills = 0 // the counter was reset
+			}
+			last = n
+			if pending == 0 {
+				before, since = seen, time.Now()
+			}
+			pending += kills
 		}
-		last = n
 		now := g.sweep()
-		victims := attribute(seen, now, kills)
-		seen, swept = now, time.Now()
+		swept = time.Now()
+		victims := attribute(before, now, pending)
+		for _, v := range victims {
+			delete(before, v.pid)
+		}
+		pending -= len(victims)
+		lost := 0
+		if pending > 0 && time.Since(since) > attributeFor {
+			lost, pending = pending, 0
+		}
+		if pending == 0 {
+			seen = now
+		}
 		g.mu.Lock()
 		g.pruneLocked()
-		g.unattributed += uint64(kills - len(victims))
+		g.unattributed += uint64(lost)
 		for _, v := range victims {
 			e := g.victims[v.pgid]
 			e.at, e.list = time.Now(), append(e.list, v.String())
@@ -313,34 +358,46 @@ func (g *Guard) Watch(ctx context.Context) {
 				delete(g.victims, p)
 			}
 		}
+		if pending == 0 {
+			g.settled = last
+		}
 		g.mu.Unlock()
 		for _, v := range victims {
 			g.cfg.Logger.Warn("out of memory: the OOM killer took a command's process", "process", v.String(), "pgid", v.pgid)
 		}
-		if kills > len(victims) {
-			g.cfg.Logger.Warn("out of memory: the OOM killer took a process the guard could not attribute", "kills", kills-len(victims))
+		if lost > 0 {
+			g.cfg.Logger.Warn("out of memory: the OOM killer took a process the guard could not attribute", "kills", lost)
 		}
-		rss := map[int]int64{}
-		for _, p := range now {
-			rss[p.pgid] += p.rss
+		if rose {
+			g.endHogs(now)
 		}
-		for pgid, r := range rss {
-			g.mu.Lock()
-			_, ours := g.groups[pgid]
-			g.mu.Unlock()
-			if ours && r > g.limits.MemoryMax/4 {
-				_ = unix.Kill(-pgid, unix.SIGKILL)
-				g.mu.Lock()
-				g.oomEnded[pgid] = time.Now()
-				for p, at := range g.oomEnded { // forget what nobody asked about
-					if time.Since(at) > time.Hour {
-						delete(g.oomEnded, p)
-					}
-				}
-				g.mu.Unlock()
-				g.cfg.Logger.Warn("out of memory: ended a command's process group", "pgid", pgid, "rss", FormatBytes(r))
+	}
+}
+
+// endHogs ends every admitted command group that holds more than a
+// quarter of the memory limit (now: the command processes).
+func (g *Guard) endHogs(now map[int]proc) {
+	rss := map[int]int64{}
+	for _, p := range now {
+		rss[p.pgid] += p.rss
+	}
+	for pgid, r := range rss {
+		g.mu.Lock()
+		_, ours := g.groups[pgid]
+		g.mu.Unlock()
+		if !ours || r <= g.limits.MemoryMax/4 {
+			continue
+		}
+		_ = unix.Kill(-pgid, unix.SIGKILL)
+		g.mu.Lock()
+		g.oomEnded[pgid] = time.Now()
+		for p, at := range g.oomEnded { // forget what nobody asked about
+			if time.Since(at) > time.Hour {
+				delete(g.oomEnded, p)
 			}
 		}
+		g.mu.Unlock()
+		g.cfg.Logger.Warn("out of memory: ended a command's process group", "pgid", pgid, "rss", FormatBytes(r))
 	}
 }
 
