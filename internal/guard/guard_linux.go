@@ -316,7 +316,14 @@ func (g *Guard) Watch(ctx context.Context) {
 		rose := ok && n != last
 		if !rose && pending == 0 {
 			if time.Since(swept) >= sweepEvery {
-				seen, swept = g.sweep(), time.Now()
+				now := g.sweep()
+				swept = time.Now()
+				// A kill during the sweep may have caught its victim
+				// exiting (its memory half given back) or gone: such a
+				// sweep is no record of what was there before the kill.
+				if m, ok := g.limits.OOMKills(); !oom || !ok || m == last {
+					seen = now
+				}
 			}
 			continue
 		}
