@@ -123,7 +123,10 @@ func checkLatency(t *testing.T, r *tenant.Result) {
 
 // checkIdled: once A's burners have run for the attack's hold, every one
 // of them is at SCHED_IDLE, where B's work and boris's preempt them at
-// once; boris and B's processes are not.
+// once; boris and B's processes are not. The burners are A's processes
+// that are running (R): busybox runs yes in the forked shell, without an
+// exec, so their command line is the shell's; the shell that waits for
+// them (S) has burned nothing and keeps its policy.
 func checkIdled(t *testing.T, r *tenant.Result, want int) {
 	t.Helper()
 	if r.HoldErr != nil {
@@ -134,7 +137,7 @@ func checkIdled(t *testing.T, r *tenant.Result, want int) {
 		switch {
 		case p.PID == 1 && p.Policy != 0:
 			t.Errorf("boris is at policy %d: %v", p.Policy, p)
-		case p.Args == "yes":
+		case p.Cwd == tenant.ADir && p.State == "R":
 			burners++
 			if p.Policy != schedIdle {
 				t.Errorf("A's burner is not at SCHED_IDLE: %v", p)

@@ -366,3 +366,17 @@ func policyOf(t *testing.T, pid int) int {
 	}
 	return st.policy
 }
+
+// BenchmarkSweep is one sweep of this machine's processes: what Watch
+// spends every 100 ms.
+func BenchmarkSweep(b *testing.B) {
+	g := New(Config{})
+	n := 0
+	if ents, err := os.ReadDir("/proc"); err == nil {
+		n = len(ents)
+	}
+	b.ReportMetric(float64(n), "proc-entries")
+	for b.Loop() {
+		g.sweep()
+	}
+}
