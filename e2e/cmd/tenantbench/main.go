@@ -119,6 +119,9 @@ func run(opts tenant.Options, only string, idle time.Duration, verbose bool) err
 		if r.Failed > 0 {
 			fmt.Printf("  B's first failures: %s\n", strings.Join(r.During.Errors, "; "))
 		}
+		if run, idle := burners(r); run > 0 {
+			fmt.Printf("  A's running processes at the hold: %d, at SCHED_IDLE: %d\n", run, idle)
+		}
 		if err := r.After.Alive(r.Before); err != nil {
 			fmt.Printf("  boris: %v\n", err)
 		}
@@ -127,6 +130,20 @@ func run(opts tenant.Options, only string, idle time.Duration, verbose bool) err
 		}
 	}
 	return nil
+}
+
+// burners counts A's running processes when the attack had lasted its
+// hold, and those of them at SCHED_IDLE (policy 5).
+func burners(r *tenant.Result) (running, idle int) {
+	for _, p := range r.AtHold {
+		if p.Cwd == tenant.ADir && p.State == "R" {
+			running++
+			if p.Policy == 5 {
+				idle++
+			}
+		}
+	}
+	return running, idle
 }
 
 // slowest lists B's slowest calls of the attack window, with when they
