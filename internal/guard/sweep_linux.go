@@ -27,13 +27,25 @@ type victim struct {
 
 func (v victim) String() string { return v.comm + " (pid " + strconv.Itoa(v.pid) + ")" }
 
-// sweep scans the command processes (those at OOMScore, which a command
-// cannot lower: only boris sets it, and lowering it needs privilege):
-// it demotes the threads that have wanted the CPU for IdleAfter to
-// SCHED_IDLE and returns what it saw, by pid. A zombie counts as gone.
+// sweep scans the command processes — those at OOMScore (which a command
+// cannot lower) in a process group this guard admitted, so that another
+// boris's commands on the same machine are not touched — demotes the
+// threads that have wanted the CPU for IdleAfter to SCHED_IDLE and
+// returns what it saw, by pid. A zombie counts as gone. A process that
+// left its group (setsid) is not seen, as it is not reached by a task's
+// kill either.
 func (g *Guard) sweep() map[int]proc {
 	defer g.sweeps.Add(1)
 	procs := map[int]proc{}
+	g.mu.Lock()
+	groups := make(map[int]bool, len(g.groups))
+	for pgid := range g.groups {
+		groups[pgid] = true
+	}
+	g.mu.Unlock()
+	if len(groups) == 0 {
+		return procs
+	}
 	ents, _ := os.ReadDir("/proc")
 	page := int64(os.Getpagesize())
 	for _, e := range ents {
@@ -47,7 +59,7 @@ func (g *Guard) sweep() map[int]proc {
 			continue
 		}
 		st, ok := readStat(dir + "/stat")
-		if !ok || st.state == 'Z' || st.state == 'X' {
+		if !ok || st.state == 'Z' || st.state == 'X' || !groups[st.pgrp] {
 			continue
 		}
 		procs[pid] = proc{pgid: st.pgrp, rss: st.rss * page, comm: st.comm, start: st.start}
