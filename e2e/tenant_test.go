@@ -68,7 +68,7 @@ func runAttack(t *testing.T, o tenant.Options, at tenant.Attack) *tenant.Result 
 
 // TestTenantAttacks: whatever A does — a fork bomb, processes past the
 // memory limit (one big one, 60 of 10 MiB, 150 of 4 MiB each smaller than
-// boris), yes on every core, filling the workspace — B's calls all
+// boris), yes on every core or 8 of them, filling the workspace — B's calls all
 // succeed and stay fast, boris is never restarted, A's answer says what
 // happened, and once A's command is over none of its processes remain.
 func TestTenantAttacks(t *testing.T) {
@@ -100,36 +100,19 @@ func TestTenantAttacks(t *testing.T) {
 }
 
 // checkLatency holds B's p99 during the attack to a bound derived from its
-// p99 with A idle, measured in the same container just before.
-//
-// CPU: at most 3× idle, the goal. Commands run at a lower priority
-// than boris and B's quick commands; on a quiet host B measured 1.5× here.
-// The container's cgroup as a whole still competes with the host's other
-// work: on a host loaded by other builds (load 20 and more) B's p99 during
-// yes reached 10–50× idle, as it does next to nice-19 burners without
-// boris at all, and this check fails there.
-//
-// Processes and memory: at most 3× idle or 1 s, whichever is more. Near
-// the memory limit the kernel reclaims page cache (boris's own code among
-// it) and stalls whoever allocates until a victim has exited; a fork storm
-// makes every fork and exit contend. Measured on a quiet host: p99 25–210
-// ms against 7–8 ms idle, single calls up to 0.65 s in the first second of
-// the hogs. An agent does not notice a call taking a fraction of a second;
-// it notices one failing, which must not happen (checked separately).
-//
-// The disk: at most 3× idle or 250 ms; a full tmpfs costs B's calls
-// nothing (1.2× measured).
+// p99 with A idle, measured in the same container just before: at most 3×
+// idle or 5 s, whichever is more. The bound is one a broken guard exceeds
+// (B's calls stalling for seconds behind a fork storm or the OOM killer)
+// and a loaded machine does not: the container's cgroup as a whole
+// competes with the machine's other work, which no guard inside it
+// decides, and on this project's build machines (load 20 on 2 cores) B's
+// p99 with A idle alone reached 0.3 s, during the memory attacks over 1 s.
+// What the attacks cost B on a machine to itself is measured by the
+// tenant benchmark (e2e/cmd/tenantbench), its ratios within one run;
+// the CPU attacks' protection is checked by what it does (checkIdled).
 func checkLatency(t *testing.T, r *tenant.Result) {
 	t.Helper()
-	floor := time.Duration(0)
-	switch r.Attack.Key {
-	case "CPU":
-	case "DiskFill":
-		floor = 250 * time.Millisecond
-	default:
-		floor = time.Second
-	}
-	bound := max(3*r.Idle.P99, floor)
+	bound := max(3*r.Idle.P99, 5*time.Second)
 	if r.During.Calls == 0 {
 		t.Fatal("B made no calls during the attack")
 	}
@@ -137,6 +120,39 @@ func checkLatency(t *testing.T, r *tenant.Result) {
 		t.Errorf("B's p99 during %s is %s, over the bound %s (idle p99 %s)", r.Attack.Name, r.During.P99, bound, r.Idle.P99)
 	}
 }
+
+// checkIdled: once A's burners have run for the attack's hold, every one
+// of them is at SCHED_IDLE, where B's work and boris's preempt them at
+// once; boris and B's processes are not. The burners are A's processes
+// that are running (R): busybox runs yes in the forked shell, without an
+// exec, so their command line is the shell's; the shell that waits for
+// them (S) has burned nothing and keeps its policy.
+func checkIdled(t *testing.T, r *tenant.Result, want int) {
+	t.Helper()
+	if r.HoldErr != nil {
+		t.Fatalf("listing the processes at the hold: %v", r.HoldErr)
+	}
+	burners := 0
+	for _, p := range r.AtHold {
+		switch {
+		case p.PID == 1 && p.Policy != 0:
+			t.Errorf("boris is at policy %d: %v", p.Policy, p)
+		case p.Cwd == tenant.ADir && p.State == "R":
+			burners++
+			if p.Policy != schedIdle {
+				t.Errorf("A's burner is not at SCHED_IDLE: %v", p)
+			}
+		case (p.Cwd == tenant.BDir || strings.HasPrefix(p.Cwd, tenant.BDir+"/")) && p.Policy == schedIdle:
+			t.Errorf("B's process is at SCHED_IDLE: %v", p)
+		}
+	}
+	if burners < want {
+		t.Errorf("%d burners at the hold, want %d: %v", burners, want, r.AtHold)
+	}
+}
+
+// schedIdle is SCHED_IDLE's policy number.
+const schedIdle = 5
 
 // checkAnswer: A's answer says what happened to its command.
 func checkAnswer(t *testing.T, r *tenant.Result) {
@@ -165,7 +181,12 @@ func checkAnswer(t *testing.T, r *tenant.Result) {
 			want = []string{"left running"}
 			checkBudgetNamed(t, r)
 		}
-	case "CPU":
+	case "CPU", "CPUOver":
+		want := 8
+		if r.Attack.Key == "CPU" {
+			want = 1 // one per core, however many there are
+		}
+		checkIdled(t, r, want)
 		if tenant.Field(r.Answer, "task_id") == "" || !strings.Contains(r.EndAnswer, "task_id") {
 			t.Errorf("A's background task: started %q, killed %q", r.Answer, r.EndAnswer)
 		}

@@ -54,7 +54,7 @@ const hog = `mkfifo hold 2>/dev/null; hold='BEGIN { s = sprintf("%" n "s", ""); 
 // bghog is one hog of N MiB started in the background: "$(bghog N)".
 func bghog(mib int) string { return fmt.Sprintf(`awk -v n=%d "$hold" &`, mib<<20) }
 
-// Attacks are the issue's five, each run in a fresh container.
+// Attacks are what agent A does, each run in a fresh container.
 var Attacks = []Attack{
 	{
 		// The bomb alone dies out in about one run of three here: each of
@@ -93,6 +93,13 @@ var Attacks = []Attack{
 		Background: true, Hold: 10 * time.Second, End: EndTaskKill,
 	},
 	{
+		// More burners than cores (8 on the issue's 2): each core has
+		// several runnable burners to choose from whenever B's work wakes.
+		Name: "8 yes, more than cores", Key: "CPUOver",
+		Script:     "for i in 1 2 3 4 5 6 7 8; do yes >/dev/null & done; wait",
+		Background: true, Hold: 20 * time.Second, End: EndTaskKill,
+	},
+	{
 		Name: "disk filler", Key: "DiskFill",
 		Script: "dd if=/dev/zero of=fill bs=1M; echo dd-exit=$?; df -k " + Workspace,
 		Hold:   6 * time.Second, End: EndSessionEnd,
@@ -129,7 +136,11 @@ type Result struct {
 	// gone.
 	Remaining    []Proc
 	RemainingErr error
-	CleanedIn    time.Duration
+	// AtHold are the container's processes when the attack had lasted
+	// its Hold, just before A's command was ended (HoldErr: why not).
+	AtHold    []Proc
+	HoldErr   error
+	CleanedIn time.Duration
 	// Boris's resident memory: the peak with A idle and during the attack
 	// (0 if not sampled); the container's peak processes and memory use
 	// during the attack, and the OOM kills in it over the run (where the
@@ -232,6 +243,7 @@ func Run(ctx context.Context, box *Box, at Attack, o RunOptions) (*Result, error
 	}
 	logf("%s: A's answer after %s: %v %q", at.Key, time.Since(start).Round(time.Millisecond), err, r.Answer)
 	sleep(ctx, time.Until(start.Add(at.Hold)))
+	r.AtHold, r.HoldErr = box.Processes(ctx)
 	leftID := "" // what A's command left running, still to be ended
 	if m := leftTask.FindStringSubmatch(r.Answer); m != nil {
 		r.LeftStatus, _ = callText(ctx, a, "task_output", map[string]any{"task_id": m[1]})

@@ -61,6 +61,13 @@ type Options struct {
 	TokenFile bool
 	// Args are further arguments for boris.
 	Args []string
+	// CPUShares, when positive, is the container's cpu.shares (docker's
+	// default is 1024). A benchmark on a machine that other work loads
+	// gives the container a large weight so that the other work does not
+	// decide B's latency: the machine's other tasks then hardly compete
+	// with the container, and what is measured is what A's commands do
+	// to B inside it.
+	CPUShares int64
 }
 
 // TokenDir is where Options.TokenFile mounts the token file, "tokens".
@@ -114,6 +121,9 @@ func Start(ctx context.Context, o Options) (*Box, error) {
 			pids := int64(PidsLimit)
 			hc.PidsLimit = &pids
 			hc.Memory = MemoryLimit
+			if o.CPUShares > 0 {
+				hc.CPUShares = o.CPUShares
+			}
 			hc.MemorySwap = MemoryLimit
 			if hc.Tmpfs == nil {
 				hc.Tmpfs = map[string]string{}
@@ -352,14 +362,17 @@ type Proc struct {
 	State     string // R, S, Z, …
 	Cwd       string // "" when unreadable (a zombie, or not ours to read)
 	Args      string
+	// Policy is the scheduling policy (0 SCHED_OTHER, 5 SCHED_IDLE, …).
+	Policy int
 }
 
 func (p Proc) String() string {
-	return fmt.Sprintf("pid %d ppid %d %s cwd=%q %q", p.PID, p.PPID, p.State, p.Cwd, p.Args)
+	return fmt.Sprintf("pid %d ppid %d %s policy %d cwd=%q %q", p.PID, p.PPID, p.State, p.Policy, p.Cwd, p.Args)
 }
 
-// listProcs prints pid, ppid, state, cwd and arguments of every process
-// but itself and its own children, tab-separated: busybox sh and /proc.
+// listProcs prints pid, ppid, state, scheduling policy, cwd and arguments
+// of every process but itself and its own children, tab-separated:
+// busybox sh and /proc.
 const listProcs = `self=$$
 for d in /proc/[0-9]*; do
   p=${d#/proc/}
@@ -367,7 +380,7 @@ for d in /proc/[0-9]*; do
   s=$(cat "$d/stat" 2>/dev/null) || continue
   set -- ${s##*) }
   [ "$2" = "$self" ] && continue
-  printf '%s\t%s\t%s\t%s\t%s\n' "$p" "$2" "$1" "$(readlink "$d/cwd" 2>/dev/null)" "$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null)"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$p" "$2" "$1" "${39}" "$(readlink "$d/cwd" 2>/dev/null)" "$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null)"
 done`
 
 // Processes lists the container's processes (docker exec, busybox).
@@ -382,8 +395,8 @@ func (b *Box) Processes(ctx context.Context) ([]Proc, error) {
 	var procs []Proc
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
-		f := strings.SplitN(sc.Text(), "\t", 5)
-		if len(f) != 5 {
+		f := strings.SplitN(sc.Text(), "\t", 6)
+		if len(f) != 6 {
 			continue
 		}
 		pid, err1 := strconv.Atoi(f[0])
@@ -391,7 +404,8 @@ func (b *Box) Processes(ctx context.Context) ([]Proc, error) {
 		if err1 != nil || err2 != nil {
 			continue
 		}
-		procs = append(procs, Proc{PID: pid, PPID: ppid, State: f[2], Cwd: f[3], Args: strings.TrimSpace(f[4])})
+		policy, _ := strconv.Atoi(f[3])
+		procs = append(procs, Proc{PID: pid, PPID: ppid, State: f[2], Policy: policy, Cwd: f[4], Args: strings.TrimSpace(f[5])})
 	}
 	return procs, nil
 }

@@ -4,8 +4,10 @@
 // it gets a process budget below the container's pids limit, the highest
 // OOM score (so the kernel's OOM killer takes a command before boris) and a
 // lower scheduling priority; a command that goes on running is lowered
-// further (Demote). A watcher ends the command group that drove the
-// container out of memory (Watch).
+// further (Demote). A watcher (Watch) sweeps the command processes: a
+// thread that has wanted the CPU for IdleAfter is moved to SCHED_IDLE, an
+// OOM kill is attributed to the command whose process it took, and the
+// command group that drove the container out of memory is ended.
 package guard
 
 import (
@@ -24,6 +26,17 @@ const (
 	// and of processes a finished command left running.
 	LongNice  = 19
 	LongAfter = time.Second
+	// IdleAfter is how long a command's thread may have run or waited to
+	// run before it is moved to SCHED_IDLE: the burners of one session
+	// then give way at once to boris and to every session's short
+	// commands. Half a second: a burner that shares the cores with seven
+	// others is demoted after half a second of wall time, not four.
+	IdleAfter = 500 * time.Millisecond
+	// attributeFor is how long Watch looks for the process an OOM kill
+	// took, from the counter's rise: the victim exits after the KILL.
+	attributeFor = 2 * time.Second
+	// sweepEvery is how often Watch sweeps the command processes.
+	sweepEvery = 100 * time.Millisecond
 	// OOMScore is every command's oom_score_adj: the OOM killer's first
 	// choice, whatever its size.
 	OOMScore = 1000
@@ -72,14 +85,22 @@ type Admission struct {
 	// oomBase is the OOM counter when the command was admitted.
 	oomBase uint64
 	oomOK   bool
-	pgid    int
+	// unattributedBase is the guard's count of OOM kills it could not
+	// attribute, when the command was admitted.
+	unattributedBase uint64
+	pgid             int
 }
 
 // Outcome is what the guard can tell about how a command ended.
 type Outcome struct {
-	// OOMKilled: the command was ended by the OOM killer (a KILL while
-	// the container's OOM counter rose), or by Watch after it.
+	// OOMKilled: the OOM killer took one of the command's processes (see
+	// Victims), or the command died of a KILL while the container's OOM
+	// counter rose and the kill's victim could not be told (the
+	// attribution is uncertain then), or Watch ended the group after it.
 	OOMKilled bool
+	// Victims are the command's processes the OOM killer took, as
+	// "tail (pid 42)", when they were told.
+	Victims []string
 	// MemoryLimit is the container's memory limit in bytes (0: unknown).
 	MemoryLimit int64
 	// GroupEnded: Watch ended the command's whole group after the OOM

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -28,12 +28,32 @@ type Guard struct {
 	// process's /proc does not (other containers of the same user).
 	offset  int
 	reserve int64
+	self    int // boris's pid, never swept
+	// watching: Watch is attributing OOM kills.
+	watching atomic.Bool
+	// idled counts the threads moved to SCHED_IDLE, sweeps the sweeps.
+	idled, sweeps atomic.Int64
 
 	mu       sync.Mutex
 	oomEnded map[int]time.Time // groups Watch ended, by pgid
 	// groups are the admitted process groups, until gone, with the
 	// RLIMIT_NPROC each was given (0: none).
 	groups map[int]uint64
+	// victims are the processes the OOM killer took, by the process
+	// group they were in, until a command's Outcome reports them.
+	victims map[int]oomVictims
+	// unattributed counts the OOM kills whose victim was not found among
+	// the command processes the sweeps saw.
+	unattributed uint64
+	// settled is the OOM counter up to which Watch has attributed every
+	// kill (or given up on it).
+	settled uint64
+}
+
+// oomVictims are the victims of one process group.
+type oomVictims struct {
+	at   time.Time
+	list []string
 }
 
 // New reads the container's limits and returns a Guard for them.
@@ -45,7 +65,7 @@ func New(cfg Config) *Guard {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	self, _ := os.ReadFile("/proc/self/cgroup")
-	g := &Guard{cfg: cfg, limits: readLimits("/sys/fs/cgroup", string(self)), uid: os.Getuid(), oomEnded: map[int]time.Time{}, groups: map[int]uint64{}}
+	g := &Guard{cfg: cfg, limits: readLimits("/sys/fs/cgroup", string(self)), uid: os.Getuid(), oomEnded: map[int]time.Time{}, groups: map[int]uint64{}, victims: map[int]oomVictims{}, self: os.Getpid()}
 	if cfg.Off {
 		return g
 	}
@@ -79,6 +99,7 @@ func (g *Guard) Describe() string {
 		parts = append(parts, "no process budget (no pids limit found; see --command-max-procs)")
 	}
 	parts = append(parts, fmt.Sprintf("oom_score_adj %d", OOMScore), fmt.Sprintf("nice %d, %d after %s", g.cfg.Nice, LongNice, LongAfter))
+	parts = append(parts, fmt.Sprintf("SCHED_IDLE after %s wanting the CPU", IdleAfter))
 	if g.limits.MemoryMax > 0 {
 		parts = append(parts, "memory limit "+FormatBytes(g.limits.MemoryMax))
 	}
@@ -101,6 +122,10 @@ func (g *Guard) Admit(pid int) (Admission, error) {
 	}
 	g.mu.Lock()
 	g.pruneLocked()
+	adm.unattributedBase = g.unattributed
+	// A reused process group id starts with nothing reported.
+	delete(g.victims, pid)
+	delete(g.oomEnded, pid)
 	var lim uint64
 	visible := -1 // counted once, and only where a budget applies
 	if g.nproc && (g.limits.PidsMax > 0 || g.cfg.MaxProcs > 0) {
@@ -122,6 +147,11 @@ func (g *Guard) Admit(pid int) (Admission, error) {
 		if err := unix.Prlimit(pid, unix.RLIMIT_NPROC, &unix.Rlimit{Cur: lim, Max: lim}, nil); err != nil {
 			return adm, fmt.Errorf("prlimit RLIMIT_NPROC: %w", err)
 		}
+	}
+	// RLIMIT_NICE 0: the command can neither raise its priority above
+	// the nice it is given nor leave SCHED_IDLE once moved there.
+	if err := unix.Prlimit(pid, unix.RLIMIT_NICE, &unix.Rlimit{Cur: 0, Max: 0}, nil); err != nil {
+		return adm, fmt.Errorf("prlimit RLIMIT_NICE: %w", err)
 	}
 	for _, l := range []struct {
 		res int
@@ -201,69 +231,185 @@ func (g *Guard) Demote(pgid int) {
 // in its foreground) died of SIGKILL, output is what it printed.
 func (g *Guard) Outcome(adm Admission, killed bool, output string) Outcome {
 	o := Outcome{MemoryLimit: g.limits.MemoryMax, Budget: adm.Budget}
+	n, counted := g.limits.OOMKills()
+	if counted && adm.oomOK && n > adm.oomBase && g.watching.Load() {
+		// A kill while the command ran: wait until Watch has told whose
+		// it was (a pipeline may exit the moment its tail is killed).
+		deadline := time.Now().Add(attributeFor + time.Second)
+		for {
+			g.mu.Lock()
+			done := g.settled >= n
+			g.mu.Unlock()
+			if done || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(oomPoll)
+		}
+	}
 	g.mu.Lock()
 	if _, ok := g.oomEnded[adm.pgid]; ok && adm.pgid > 0 {
 		o.GroupEnded = true
 		delete(g.oomEnded, adm.pgid)
 	}
+	if v, ok := g.victims[adm.pgid]; ok && adm.pgid > 0 {
+		o.Victims = v.list
+		delete(g.victims, adm.pgid)
+	}
+	uncertain := g.unattributed > adm.unattributedBase
 	g.mu.Unlock()
-	if n, ok := g.limits.OOMKills(); ok && adm.oomOK && n > adm.oomBase && (killed || o.GroupEnded) {
+	// A command that died of a KILL while the counter rose is taken for
+	// the OOM killer's victim only when some kill since it started was not
+	// attributed: a kill attributed to another command is not its own.
+	if counted && adm.oomOK && n > adm.oomBase && killed && (uncertain || !g.watching.Load()) {
 		o.OOMKilled = true
 	}
-	o.OOMKilled = o.OOMKilled || o.GroupEnded
+	o.OOMKilled = o.OOMKilled || o.GroupEnded || len(o.Victims) > 0
 	o.BudgetHit = BudgetHit(adm.Budget, output)
 	return o
 }
 
-// Watch polls the OOM counter until ctx ends. After each OOM kill it ends
-// (SIGKILL) every command group it admitted that still
-// holds more than a quarter of the memory limit: the OOM killer takes one
-// process at a time, and a command made of many processes would otherwise
-// keep the container at its limit, and every session slow, for as long as
-// it has processes to lose.
+// Watch sweeps the command processes until ctx ends (see sweep): every
+// sweepEvery it moves their busy threads to SCHED_IDLE and notes which
+// processes there are. Where the container has a memory limit it also
+// polls the OOM counter; after each OOM kill it attributes the kill to
+// the command whose process is gone (attribute), and ends (SIGKILL)
+// every command group it admitted that still holds more than a quarter
+// of the memory limit: the OOM killer takes one process at a time, and a
+// command made of many processes would otherwise keep the container at
+// its limit, and every session slow, for as long as it has processes to
+// lose.
 func (g *Guard) Watch(ctx context.Context) {
-	if g.cfg.Off || g.limits.MemoryMax <= 0 {
+	if g.cfg.Off {
 		return
 	}
 	last, ok := g.limits.OOMKills()
-	if !ok {
-		return
+	oom := ok && g.limits.MemoryMax > 0
+	every := sweepEvery
+	if oom {
+		every = oomPoll
+		g.mu.Lock()
+		g.settled = last
+		g.mu.Unlock()
+		g.watching.Store(true)
+		defer g.watching.Store(false)
 	}
-	t := time.NewTicker(oomPoll)
+	t := time.NewTicker(every)
 	defer t.Stop()
+	seen := g.sweep()
+	swept := time.Now()
+	// Kills not attributed yet, the processes before the first of them,
+	// and since when they wait: the counter rises when the OOM killer
+	// sends its KILL, and the victim may take a while to exit.
+	pending := 0
+	var before map[int]proc
+	var since time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		n, ok := g.limits.OOMKills()
-		if !ok || n == last {
+		n, ok := uint64(0), false
+		if oom {
+			n, ok = g.limits.OOMKills()
+		}
+		rose := ok && n != last
+		if !rose && pending == 0 {
+			if time.Since(swept) >= sweepEvery {
+				now := g.sweep()
+				swept = time.Now()
+				// A kill during the sweep may have caught its victim
+				// exiting (its memory half given back) or gone: such a
+				// sweep is no record of what was there before the kill.
+				if m, ok := g.limits.OOMKills(); !oom || !ok || m == last {
+					seen = now
+				}
+			}
 			continue
 		}
-		last = n
+		if rose {
+			kills := int(min(n-last, 64))
+			if n < last {
+				kills = 0 // the counter was reset
+			}
+			last = n
+			if pending == 0 {
+				before, since = seen, time.Now()
+			}
+			pending += kills
+		}
+		now := g.sweep()
+		swept = time.Now()
+		victims := attribute(before, now, pending)
+		for _, v := range victims {
+			delete(before, v.pid)
+		}
+		pending -= len(victims)
+		lost := 0
+		if pending > 0 && time.Since(since) > attributeFor {
+			lost, pending = pending, 0
+		}
+		if pending == 0 {
+			seen = now
+		}
 		g.mu.Lock()
 		g.pruneLocked()
-		g.mu.Unlock()
-		for pgid, rss := range commandGroups() {
-			g.mu.Lock()
-			_, ours := g.groups[pgid]
-			g.mu.Unlock()
-			if ours && rss > g.limits.MemoryMax/4 {
-				_ = unix.Kill(-pgid, unix.SIGKILL)
-				g.mu.Lock()
-				g.oomEnded[pgid] = time.Now()
-				for p, at := range g.oomEnded { // forget what nobody asked about
-					if time.Since(at) > time.Hour {
-						delete(g.oomEnded, p)
-					}
-				}
-				g.mu.Unlock()
-				g.cfg.Logger.Warn("out of memory: ended a command's process group", "pgid", pgid, "rss", FormatBytes(rss))
+		g.unattributed += uint64(lost)
+		for _, v := range victims {
+			e := g.victims[v.pgid]
+			e.at, e.list = time.Now(), append(e.list, v.String())
+			g.victims[v.pgid] = e
+		}
+		for p, e := range g.victims { // forget what nobody asked about
+			if time.Since(e.at) > time.Hour {
+				delete(g.victims, p)
 			}
+		}
+		if pending == 0 {
+			g.settled = last
+		}
+		g.mu.Unlock()
+		for _, v := range victims {
+			g.cfg.Logger.Warn("out of memory: the OOM killer took a command's process", "process", v.String(), "pgid", v.pgid)
+		}
+		if lost > 0 {
+			g.cfg.Logger.Warn("out of memory: the OOM killer took a process the guard could not attribute", "kills", lost)
+		}
+		if rose {
+			g.endHogs(now)
 		}
 	}
 }
+
+// endHogs ends every admitted command group that holds more than a
+// quarter of the memory limit (now: the command processes).
+func (g *Guard) endHogs(now map[int]proc) {
+	rss := map[int]int64{}
+	for _, p := range now {
+		rss[p.pgid] += p.rss
+	}
+	for pgid, r := range rss {
+		g.mu.Lock()
+		_, ours := g.groups[pgid]
+		g.mu.Unlock()
+		if !ours || r <= g.limits.MemoryMax/4 {
+			continue
+		}
+		_ = unix.Kill(-pgid, unix.SIGKILL)
+		g.mu.Lock()
+		g.oomEnded[pgid] = time.Now()
+		for p, at := range g.oomEnded { // forget what nobody asked about
+			if time.Since(at) > time.Hour {
+				delete(g.oomEnded, p)
+			}
+		}
+		g.mu.Unlock()
+		g.cfg.Logger.Warn("out of memory: ended a command's process group", "pgid", pgid, "rss", FormatBytes(r))
+	}
+}
+
+// Idled says how many threads the sweeps moved to SCHED_IDLE.
+func (g *Guard) Idled() int64 { return g.idled.Load() }
 
 // pruneLocked forgets admitted groups that have no process left.
 func (g *Guard) pruneLocked() {
@@ -272,45 +418,6 @@ func (g *Guard) pruneLocked() {
 			delete(g.groups, pgid)
 		}
 	}
-}
-
-// commandGroups sums the resident memory of the processes at OOMScore,
-// by process group.
-func commandGroups() map[int]int64 {
-	groups := map[int]int64{}
-	ents, _ := os.ReadDir("/proc")
-	page := int64(os.Getpagesize())
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		dir := filepath.Join("/proc", e.Name())
-		adj, err := os.ReadFile(dir + "/oom_score_adj")
-		if err != nil || strings.TrimSpace(string(adj)) != strconv.Itoa(OOMScore) {
-			continue
-		}
-		stat, err := os.ReadFile(dir + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp … rss is field 24; comm may hold
-		// spaces and parentheses, so count from the last ')'.
-		i := strings.LastIndexByte(string(stat), ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) < 22 {
-			continue
-		}
-		pgrp, _ := strconv.Atoi(f[2])
-		rss, _ := strconv.ParseInt(f[21], 10, 64)
-		if pgrp > 0 && pid > 0 {
-			groups[pgrp] += rss * page
-		}
-	}
-	return groups
 }
 
 // countTasks counts the tasks (threads) of uid's processes this process

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func write(t *testing.T, path, content string) {
@@ -232,4 +234,150 @@ func regexpLine(text, prefix string) bool {
 
 func contextWithCancel() (context.Context, context.CancelFunc) {
 	return context.WithCancel(context.Background())
+}
+
+// startGroup starts a command in a process group of its own, reaped by
+// a goroutine: the channel is closed when it has ended.
+func startGroup(t *testing.T, name string, args ...string) (*exec.Cmd, <-chan struct{}) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+	return cmd, done
+}
+
+// waitSweeps waits until Watch has swept n more times.
+func waitSweeps(t *testing.T, g *Guard, n int64) {
+	t.Helper()
+	want := g.sweeps.Load() + n
+	deadline := time.Now().Add(30 * time.Second)
+	for g.sweeps.Load() < want {
+		if time.Now().After(deadline) {
+			t.Fatal("Watch does not sweep")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestWatchIdlesABurner: a command that keeps a CPU busy is moved to
+// SCHED_IDLE, one that sleeps stays where it was, and neither may raise
+// its priority (RLIMIT_NICE 0).
+func TestWatchIdlesABurner(t *testing.T) {
+	burner, _ := startGroup(t, "sh", "-c", "while :; do :; done")
+	sleeper, _ := startGroup(t, "sleep", "60")
+	g := New(Config{})
+	for _, c := range []*exec.Cmd{burner, sleeper} {
+		if _, err := g.Admit(c.Process.Pid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := contextWithCancel()
+	defer cancel()
+	go g.Watch(ctx)
+	deadline := time.Now().Add(30 * time.Second)
+	for policyOf(t, burner.Process.Pid) != unix.SCHED_IDLE {
+		if time.Now().After(deadline) {
+			t.Fatalf("the burner is still at policy %d", policyOf(t, burner.Process.Pid))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if p := policyOf(t, sleeper.Process.Pid); p != 0 { // SCHED_OTHER
+		t.Errorf("the sleeper was moved to policy %d", p)
+	}
+	if g.Idled() < 1 {
+		t.Errorf("Idled %d", g.Idled())
+	}
+	limits, _ := os.ReadFile("/proc/" + strconv.Itoa(burner.Process.Pid) + "/limits")
+	if !strings.Contains(string(limits), "Max nice priority         0                    0") {
+		t.Errorf("RLIMIT_NICE not 0:\n%s", limits)
+	}
+}
+
+// TestWatchAttributesTheOOMKill: when the OOM counter rises, the kill is
+// the command's whose process is gone: its Outcome names the process, a
+// neighbour's does not, even one that died of a KILL itself.
+func TestWatchAttributesTheOOMKill(t *testing.T) {
+	root := t.TempDir()
+	write(t, root+"/memory/memory.limit_in_bytes", "1099511627776\n") // no group holds a quarter
+	write(t, root+"/memory/memory.oom_control", "oom_kill 0\n")
+	victim, vdone := startGroup(t, "sleep", "60")
+	neighbour, _ := startGroup(t, "sleep", "60")
+	g := New(Config{})
+	g.limits = readLimits(root, "4:memory:/\n")
+	va, err := g.Admit(victim.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	na, err := g.Admit(neighbour.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := contextWithCancel()
+	defer cancel()
+	go g.Watch(ctx)
+	waitSweeps(t, g, 2) // both seen
+	// As the OOM killer does: a KILL, then the counter.
+	_ = victim.Process.Kill()
+	<-vdone
+	write(t, root+"/memory/memory.oom_control", "oom_kill 1\n")
+	waitSweeps(t, g, 2)
+	o := g.Outcome(va, false, "")
+	want := "sleep (pid " + strconv.Itoa(victim.Process.Pid) + ")"
+	if !o.OOMKilled || len(o.Victims) != 1 || o.Victims[0] != want {
+		t.Fatalf("victim's outcome %+v, want %s named", o, want)
+	}
+	if o := g.Outcome(na, true, ""); o.OOMKilled || len(o.Victims) > 0 {
+		t.Fatalf("the neighbour's outcome names the kill: %+v", o)
+	}
+}
+
+// TestAttribute: the largest process gone is the victim; one gone and
+// back under the same pid (a new process) counts as gone.
+func TestAttribute(t *testing.T) {
+	before := map[int]proc{
+		10: {pgid: 10, rss: 100 << 20, comm: "tail", start: 5},
+		11: {pgid: 10, rss: 1 << 20, comm: "wc", start: 5},
+		20: {pgid: 20, rss: 2 << 20, comm: "echo", start: 6},
+		30: {pgid: 30, rss: 300 << 20, comm: "big", start: 7},
+	}
+	after := map[int]proc{11: before[11], 30: before[30], 20: {pgid: 20, start: 9}}
+	got := attribute(before, after, 1)
+	if len(got) != 1 || got[0].pid != 10 || got[0].pgid != 10 || got[0].String() != "tail (pid 10)" {
+		t.Fatalf("one kill: %+v", got)
+	}
+	if got := attribute(before, after, 2); len(got) != 2 || got[1].pid != 20 {
+		t.Fatalf("two kills: %+v", got)
+	}
+	if got := attribute(before, before, 1); len(got) != 0 {
+		t.Fatalf("nothing gone: %+v", got)
+	}
+}
+
+func policyOf(t *testing.T, pid int) int {
+	t.Helper()
+	st, ok := readStat("/proc/" + strconv.Itoa(pid) + "/stat")
+	if !ok {
+		t.Fatalf("no stat for %d", pid)
+	}
+	return st.policy
+}
+
+// BenchmarkSweep is one sweep of this machine's processes: what Watch
+// spends every 100 ms.
+func BenchmarkSweep(b *testing.B) {
+	g := New(Config{})
+	g.groups[1<<30] = 0 // a group admitted, so that the sweep reads every process
+	n := 0
+	if ents, err := os.ReadDir("/proc"); err == nil {
+		n = len(ents)
+	}
+	b.ReportMetric(float64(n), "proc-entries")
+	for b.Loop() {
+		g.sweep()
+	}
 }

@@ -74,17 +74,19 @@ func refused(list []execcheck.Refusal, total int) Refused {
 
 // Guarded is what boris's resource guard saw of a command.
 type Guarded struct {
-	OOMKilled     bool   `json:"oom_killed,omitempty" jsonschema:"The kernel's OOM killer ended the command (or one of its processes): the container ran out of memory."`
-	MemoryLimit   int64  `json:"memory_limit,omitempty" jsonschema:"With oom_killed: the container's memory limit in bytes, when known."`
-	OOMGroupEnded bool   `json:"oom_group_ended,omitempty" jsonschema:"With oom_killed: boris ended the command's other processes too, to give the memory back."`
-	ProcessBudget int    `json:"process_budget,omitempty" jsonschema:"A fork was refused: the command reached its process budget, this many processes."`
-	LeftRunning   string `json:"left_running,omitempty" jsonschema:"The command ended but left processes running (started with &, a daemon): the task that lists them, for task_kill."`
+	OOMKilled          bool     `json:"oom_killed,omitempty" jsonschema:"The kernel's OOM killer ended the command (or one of its processes): the container ran out of memory."`
+	MemoryLimit        int64    `json:"memory_limit,omitempty" jsonschema:"With oom_killed: the container's memory limit in bytes, when known."`
+	OOMKilledProcesses []string `json:"oom_killed_processes,omitempty" jsonschema:"With oom_killed: the command's processes the OOM killer took, as \"tail (pid 42)\", when boris could tell them (the command may have gone on without them and exited 0)."`
+	OOMGroupEnded      bool     `json:"oom_group_ended,omitempty" jsonschema:"With oom_killed: boris ended the command's other processes too, to give the memory back."`
+	ProcessBudget      int      `json:"process_budget,omitempty" jsonschema:"A fork was refused: the command reached its process budget, this many processes."`
+	LeftRunning        string   `json:"left_running,omitempty" jsonschema:"The command ended but left processes running (started with &, a daemon): the task that lists them, for task_kill."`
 }
 
 func guarded(o guard.Outcome, leftRunning string) Guarded {
 	g := Guarded{OOMKilled: o.OOMKilled, OOMGroupEnded: o.GroupEnded, LeftRunning: leftRunning}
 	if o.OOMKilled {
 		g.MemoryLimit = o.MemoryLimit
+		g.OOMKilledProcesses = o.Victims
 	}
 	if o.BudgetHit {
 		g.ProcessBudget = o.Budget

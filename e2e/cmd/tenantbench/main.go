@@ -33,10 +33,11 @@ func main() {
 	only := flag.String("attacks", "", "comma-separated attack keys to run (default all: "+keys()+")")
 	idle := flag.Duration("idle", 5*time.Second, "how long B is measured with A idle, before each attack")
 	verbose := flag.Bool("v", false, "log progress")
+	shares := flag.Int64("cpu-shares", 0, "the container's cpu.shares (0: docker's 1024); a large value keeps the machine's other work from deciding B's latency")
 	flag.Parse()
 	os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
 	tclog.SetDefault(log.New(io.Discard, "", 0))
-	if err := run(*image, *unguarded, *sandbox, *only, *idle, *verbose); err != nil {
+	if err := run(tenant.Options{Image: *image, Unguarded: *unguarded, Sandbox: *sandbox, CPUShares: *shares}, *only, *idle, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "tenantbench:", err)
 		os.Exit(1)
 	}
@@ -50,9 +51,9 @@ func keys() string {
 	return strings.Join(k, ",")
 }
 
-func run(image string, unguarded bool, sandbox, only string, idle time.Duration, verbose bool) error {
+func run(opts tenant.Options, only string, idle time.Duration, verbose bool) error {
 	ctx := context.Background()
-	opts := tenant.Options{Image: image, Unguarded: unguarded, Sandbox: sandbox}
+	image, unguarded, sandbox := opts.Image, opts.Unguarded, opts.Sandbox
 	ro := tenant.RunOptions{Idle: idle}
 	if verbose {
 		ro.Log = func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
@@ -82,8 +83,14 @@ func run(image string, unguarded bool, sandbox, only string, idle time.Duration,
 	} else if sandbox != "" {
 		mode += ", --sandbox " + sandbox
 	}
+	if opts.CPUShares > 0 {
+		mode += fmt.Sprintf(", --cpu-shares %d", opts.CPUShares)
+	}
 	fmt.Printf("%s, --pids-limit %d, --memory %d MiB (no swap), /workspace tmpfs %s; %s\n",
 		image, tenant.PidsLimit, tenant.MemoryLimit>>20, tenant.WorkspaceSize, mode)
+	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Printf("this machine's load average at the end: %s", load)
+	}
 	fmt.Printf("B: bash (echo ok), view, grep every %s; A idle for %s, then the attack (one container each)\n\n", tenant.Tick, idle)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "attack\tB calls\tfailed\tp50 idle\tp50\t×\tp99 idle\tp99\t×\tRSS idle\tRSS peak\tpids peak\tmem peak\tOOM kills\tboris\tA left\t")
@@ -112,6 +119,9 @@ func run(image string, unguarded bool, sandbox, only string, idle time.Duration,
 		if r.Failed > 0 {
 			fmt.Printf("  B's first failures: %s\n", strings.Join(r.During.Errors, "; "))
 		}
+		if run, idle := burners(r); run > 0 {
+			fmt.Printf("  A's running processes at the hold: %d, at SCHED_IDLE: %d\n", run, idle)
+		}
 		if err := r.After.Alive(r.Before); err != nil {
 			fmt.Printf("  boris: %v\n", err)
 		}
@@ -120,6 +130,20 @@ func run(image string, unguarded bool, sandbox, only string, idle time.Duration,
 		}
 	}
 	return nil
+}
+
+// burners counts A's running processes when the attack had lasted its
+// hold, and those of them at SCHED_IDLE (policy 5).
+func burners(r *tenant.Result) (running, idle int) {
+	for _, p := range r.AtHold {
+		if p.Cwd == tenant.ADir && p.State == "R" {
+			running++
+			if p.Policy == 5 {
+				idle++
+			}
+		}
+	}
+	return running, idle
 }
 
 // slowest lists B's slowest calls of the attack window, with when they

@@ -73,6 +73,15 @@ func guardNotes(o guard.Outcome, left string) []string {
 			limit = guard.FormatBytes(o.MemoryLimit)
 		}
 		n := "killed by the kernel's OOM killer: the container's memory limit is " + limit
+		if len(o.Victims) > 0 {
+			// The command may have gone on and exited 0 (a pipeline
+			// whose middle was killed): say which process it lost.
+			n = o.Victims[0] + ", a process of this command, was killed by the kernel's OOM killer: the container's memory limit is " + limit
+			if len(o.Victims) > 1 {
+				n = strings.Join(o.Victims, ", ") + ", processes of this command, were killed by the kernel's OOM killer: the container's memory limit is " + limit
+			}
+			n += "; the command's output may be incomplete, whatever its exit code"
+		}
 		if o.GroupEnded {
 			n += "; the command's other processes were ended too, so that the container's other work could go on"
 		}

@@ -125,6 +125,11 @@ func unifiedExec(st session.TaskStatus, wall time.Duration, maxTokens tool.Int, 
 	}
 	count := approxTokens(out)
 	ex := &results.Exec{ChunkID: hex.EncodeToString(id[:]), WallTimeSeconds: wall.Seconds(), OriginalTokenCount: &count, Output: truncateTokens(out, tokens)}
+	// Codex's schema is closed: what the guard saw (an OOM kill, a refused
+	// fork) follows the output, as Codex's shell notes do.
+	for _, n := range guardNotes(st.Guard, "") {
+		ex.Output += "\n[note: " + n + "]"
+	}
 	var status string
 	if st.Running {
 		n, _ := strconv.Atoi(strings.TrimPrefix(st.ID, "task_"))
