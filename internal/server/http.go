@@ -364,11 +364,18 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, metrics http.Ha
 	defer cancel()
 	// Stop accepting and close sessions at the same time; Shutdown waits
 	// for in-flight requests, which end when their processes are killed.
-	go s.Shutdown(sctx)
+	// The goroutine is waited for, so nothing it logs comes after
+	// ServeHTTP has returned.
+	sessionsClosed := make(chan struct{})
+	go func() {
+		defer close(sessionsClosed)
+		s.Shutdown(sctx)
+	}()
 	if err := hs.Shutdown(sctx); err != nil {
 		_ = hs.Close()
 	}
 	s.Shutdown(sctx) // returns at once if already done
+	<-sessionsClosed
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
