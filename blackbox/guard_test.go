@@ -102,14 +102,22 @@ func TestGuardForkBombStaysInItsBudget(t *testing.T) {
 		var wg sync.WaitGroup
 		var fails atomic.Int32
 		var firstFail atomic.Value
+		// during counts B's calls that began before the bomb's call
+		// returned and succeeded: a B too slow to call at all while the
+		// bomb ran would otherwise count as undisturbed.
+		var bombDone atomic.Bool
+		var during atomic.Int32
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for !stop.Load() {
+				began := !bombDone.Load()
 				out, isErr := call(t, b, "bash", map[string]any{"command": "echo ok | cat"})
 				if isErr || !strings.Contains(out, "stdout:\nok\n") {
 					fails.Add(1)
 					firstFail.CompareAndSwap(nil, out)
+				} else if began {
+					during.Add(1)
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
@@ -117,6 +125,7 @@ func TestGuardForkBombStaysInItsBudget(t *testing.T) {
 		// Relaunched for about three seconds: a shell whose fork fails
 		// exits, so one bomb alone can die out before it fills the cap.
 		bomb = mustOK(t, a, "bash", map[string]any{"command": "bomb() { bomb | bomb & }; i=0; while [ $i -lt 30 ]; do bomb; i=$((i+1)); sleep 0.1 2>/dev/null; done; sleep 1", "timeout": 20000})
+		bombDone.Store(true)
 		time.Sleep(2 * time.Second)
 		stop.Store(true)
 		wg.Wait()
@@ -124,6 +133,9 @@ func TestGuardForkBombStaysInItsBudget(t *testing.T) {
 			t.Logf("first failure of B: %v", f)
 		}
 		mustOK(t, a, "bash", map[string]any{"restart": true})
+		if !unguarded && fails.Load() == 0 && during.Load() == 0 {
+			t.Fatal("no call of session B ran while the bomb did: nothing was proved")
+		}
 		return int(fails.Load()), bomb
 	}
 
