@@ -795,3 +795,17 @@ func TestLSPLateDiagnostics(t *testing.T) {
 		}
 	})
 }
+
+// TestLSPSymbolLinesEndWithTheFile: a symbol whose range ends at the start
+// of the line after it (pylsp's ranges end there; a function that is a
+// whole 6-line file ends after its last newline) is "lines 1-6", not 1-7.
+func TestLSPSymbolLinesEndWithTheFile(t *testing.T) {
+	dir := tempDir(t)
+	writeFile(t, filepath.Join(dir, "six.py"), "def six():\n    a = 1\n    b = 2\n    c = 3\n    d = 4\n    return a + b + c + d\n")
+	cs, cmd, _ := connectStdio(t, dir, lspArgs(t)...)
+	t.Cleanup(func() { cs.Close(); _ = cmd.Wait() })
+	got, isErr := lspCall(t, cs, "lsp", "documentSymbol", "six.py", 0, 0, "")
+	if isErr || !strings.Contains(got, "function six — lines 1-6\n") {
+		t.Fatalf("the outline of a 6-line file: %q", got)
+	}
+}
