@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -131,4 +132,30 @@ func TestBashTimeoutBounds(t *testing.T) {
 	if text := mustOK(t, cs, "bash", map[string]any{"command": "sleep 5", "timeout": 300}); !strings.Contains(text, "timed out after 300 ms") {
 		t.Fatalf("timeout 300: %q", text)
 	}
+}
+
+// TestFileToolsReachLogged: the start-up log says what the file tools
+// reach, and it is true: without --allow-dir a file outside the workdir
+// is read and one is written there; with --allow-dir only inside it.
+func TestFileToolsReachLogged(t *testing.T) {
+	ws, outside := tempDir(t), tempDir(t)
+	writeFile(t, filepath.Join(outside, "other.txt"), "elsewhere\n")
+
+	cs, cmd, logs := connectStdio(t, ws)
+	waitLogLine(t, logs, `msg="file tools: no --allow-dir, so they read and write every path boris's user can`, "workdir="+ws)
+	if got := mustOK(t, cs, "view", map[string]any{"path": filepath.Join(outside, "other.txt")}); !strings.Contains(got, "elsewhere") {
+		t.Fatalf("view outside the workdir without --allow-dir: %q", got)
+	}
+	mustOK(t, cs, "create_file", map[string]any{"path": filepath.Join(outside, "made.txt"), "content": "x\n"})
+	cs.Close()
+	_ = cmd.Wait()
+
+	cs, cmd, logs = connectStdio(t, ws, "--allow-dir="+ws)
+	t.Cleanup(func() { cs.Close(); _ = cmd.Wait() })
+	waitLogLine(t, logs, `msg="file tools: confined to the --allow-dir directories"`, "allow_dirs="+ws)
+	if strings.Contains(logs.String(), "no --allow-dir") {
+		t.Fatalf("both reach lines:\n%s", logs)
+	}
+	mustErr(t, cs, "view", map[string]any{"path": filepath.Join(outside, "other.txt")}, "ACCESS_DENIED")
+	mustErr(t, cs, "create_file", map[string]any{"path": filepath.Join(outside, "denied.txt"), "content": "x\n"}, "ACCESS_DENIED")
 }
