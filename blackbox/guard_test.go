@@ -83,6 +83,18 @@ func TestGuardForkBombStaysInItsBudget(t *testing.T) {
 		if unguarded {
 			cmd.Env = append(cmd.Env, "BORIS_UNGUARDED=1")
 		}
+		// The user's process limit counts every process of that uid on
+		// the machine: as nobody, other tests (or other test runs beside
+		// this one) would spend this server's processes. A uid of its
+		// own for each run, which nothing else uses, keeps the count this
+		// server's.
+		if cmd.SysProcAttr != nil && cmd.SysProcAttr.Credential != nil {
+			uid := uint32(3_000_000 + (os.Getpid()%1_000_000)*2)
+			if unguarded {
+				uid++
+			}
+			cmd.SysProcAttr.Credential.Uid, cmd.SysProcAttr.Credential.Gid = uid, uid
+		}
 		// The user's process limit on the server itself: what the kernel
 		// enforces for the user, as a container's pids limit would.
 		cmd.Args = append([]string{"bash", "-c", "ulimit -u " + strconv.Itoa(cap) + " && exec \"$0\" \"$@\""}, cmd.Args...)
