@@ -1,6 +1,7 @@
 package blackbox
 
 import (
+	"context"
 	"io"
 	"os"
 	"os/exec"
@@ -124,8 +125,13 @@ func TestGuardForkBombStaysInItsBudget(t *testing.T) {
 			defer wg.Done()
 			for !stop.Load() {
 				began := !bombDone.Load()
-				out, isErr := call(t, b, "bash", map[string]any{"command": "echo ok | cat"})
-				if isErr || !strings.Contains(out, "stdout:\nok\n") {
+				// A protocol error is a failure too: unguarded, the bomb
+				// can take the threads boris itself needs.
+				res, err := b.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "echo ok | cat"}})
+				if err != nil {
+					fails.Add(1)
+					firstFail.CompareAndSwap(nil, "protocol error: "+err.Error())
+				} else if out := resultText(res); res.IsError || !strings.Contains(out, "stdout:\nok\n") {
 					fails.Add(1)
 					firstFail.CompareAndSwap(nil, out)
 				} else if began {
@@ -136,7 +142,16 @@ func TestGuardForkBombStaysInItsBudget(t *testing.T) {
 		}()
 		// Relaunched for about three seconds: a shell whose fork fails
 		// exits, so one bomb alone can die out before it fills the cap.
-		bomb = mustOK(t, a, "bash", map[string]any{"command": "bomb() { bomb | bomb & }; i=0; while [ $i -lt 30 ]; do bomb; i=$((i+1)); sleep 0.1 2>/dev/null; done; sleep 1", "timeout": 20000})
+		bombArgs := map[string]any{"command": "bomb() { bomb | bomb & }; i=0; while [ $i -lt 30 ]; do bomb; i=$((i+1)); sleep 0.1 2>/dev/null; done; sleep 1", "timeout": 20000}
+		if unguarded {
+			// Unguarded, boris may not survive its own user's fork bomb:
+			// that is the disturbance the guarded run must not show.
+			if res, err := a.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: bombArgs}); err == nil {
+				bomb = resultText(res)
+			}
+		} else {
+			bomb = mustOK(t, a, "bash", bombArgs)
+		}
 		bombDone.Store(true)
 		time.Sleep(2 * time.Second)
 		stop.Store(true)
@@ -144,7 +159,11 @@ func TestGuardForkBombStaysInItsBudget(t *testing.T) {
 		if f := firstFail.Load(); f != nil {
 			t.Logf("first failure of B: %v", f)
 		}
-		mustOK(t, a, "bash", map[string]any{"restart": true})
+		if unguarded {
+			_, _ = a.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"restart": true}})
+		} else {
+			mustOK(t, a, "bash", map[string]any{"restart": true})
+		}
 		if !unguarded && fails.Load() == 0 && during.Load() == 0 {
 			t.Fatal("no call of session B ran while the bomb did: nothing was proved")
 		}
