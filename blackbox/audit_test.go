@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -154,13 +155,13 @@ func TestAuditHTTP(t *testing.T) {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "sleep 30 # gone"}})
+				_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "echo $$ > gone.pid; sleep 30 # gone"}})
 			}()
-			time.Sleep(500 * time.Millisecond)
+			readPid(t, filepath.Join(dir, "gone.pid")) // the call runs
 			cancel()
 			<-done
 			recs = waitRecords(t, logs, 13)
-			check(byTool(12, "bash"), map[string]any{"command": "sleep 30 # gone", "canceled": true})
+			check(byTool(12, "bash"), map[string]any{"command": "echo $$ > gone.pid; sleep 30 # gone", "canceled": true})
 
 			// One source: the outcome counts of the records are the
 			// metrics' counts.

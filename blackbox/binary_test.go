@@ -387,9 +387,11 @@ func TestStdioClientVanishes(t *testing.T) {
 		t.Fatalf("answers: %s", all)
 	}
 	bg := readPid(t, filepath.Join(dir, "bg.pid"))
-	send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 0.5; echo late"}}}`)
-	time.Sleep(100 * time.Millisecond)
-	stdout.Close() // the client is gone: its answer can no longer be written
+	send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo $$ > late.pid; sleep 0.5; echo late"}}}`)
+	// The call runs (boris has read it); then the client is gone: its
+	// answer can no longer be written.
+	readPid(t, filepath.Join(dir, "late.pid"))
+	stdout.Close()
 	stdin.Close()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()

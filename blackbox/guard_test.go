@@ -1,6 +1,7 @@
 package blackbox
 
 import (
+	"context"
 	"io"
 	"os"
 	"os/exec"
@@ -83,6 +84,18 @@ func TestGuardForkBombStaysInItsBudget(t *testing.T) {
 		if unguarded {
 			cmd.Env = append(cmd.Env, "BORIS_UNGUARDED=1")
 		}
+		// The user's process limit counts every process of that uid on
+		// the machine: as nobody, other tests (or other test runs beside
+		// this one) would spend this server's processes. A uid of its
+		// own for each run, which nothing else uses, keeps the count this
+		// server's.
+		if cmd.SysProcAttr != nil && cmd.SysProcAttr.Credential != nil {
+			uid := uint32(3_000_000 + (os.Getpid()%1_000_000)*2)
+			if unguarded {
+				uid++
+			}
+			cmd.SysProcAttr.Credential.Uid, cmd.SysProcAttr.Credential.Gid = uid, uid
+		}
 		// The user's process limit on the server itself: what the kernel
 		// enforces for the user, as a container's pids limit would.
 		cmd.Args = append([]string{"bash", "-c", "ulimit -u " + strconv.Itoa(cap) + " && exec \"$0\" \"$@\""}, cmd.Args...)
@@ -102,28 +115,58 @@ func TestGuardForkBombStaysInItsBudget(t *testing.T) {
 		var wg sync.WaitGroup
 		var fails atomic.Int32
 		var firstFail atomic.Value
+		// during counts B's calls that began before the bomb's call
+		// returned and succeeded: a B too slow to call at all while the
+		// bomb ran would otherwise count as undisturbed.
+		var bombDone atomic.Bool
+		var during atomic.Int32
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for !stop.Load() {
-				out, isErr := call(t, b, "bash", map[string]any{"command": "echo ok | cat"})
-				if isErr || !strings.Contains(out, "stdout:\nok\n") {
+				began := !bombDone.Load()
+				// A protocol error is a failure too: unguarded, the bomb
+				// can take the threads boris itself needs.
+				res, err := b.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "echo ok | cat"}})
+				if err != nil {
+					fails.Add(1)
+					firstFail.CompareAndSwap(nil, "protocol error: "+err.Error())
+				} else if out := resultText(res); res.IsError || !strings.Contains(out, "stdout:\nok\n") {
 					fails.Add(1)
 					firstFail.CompareAndSwap(nil, out)
+				} else if began {
+					during.Add(1)
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
 		}()
 		// Relaunched for about three seconds: a shell whose fork fails
 		// exits, so one bomb alone can die out before it fills the cap.
-		bomb = mustOK(t, a, "bash", map[string]any{"command": "bomb() { bomb | bomb & }; i=0; while [ $i -lt 30 ]; do bomb; i=$((i+1)); sleep 0.1 2>/dev/null; done; sleep 1", "timeout": 20000})
+		bombArgs := map[string]any{"command": "bomb() { bomb | bomb & }; i=0; while [ $i -lt 30 ]; do bomb; i=$((i+1)); sleep 0.1 2>/dev/null; done; sleep 1", "timeout": 20000}
+		if unguarded {
+			// Unguarded, boris may not survive its own user's fork bomb:
+			// that is the disturbance the guarded run must not show.
+			if res, err := a.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: bombArgs}); err == nil {
+				bomb = resultText(res)
+			}
+		} else {
+			bomb = mustOK(t, a, "bash", bombArgs)
+		}
+		bombDone.Store(true)
 		time.Sleep(2 * time.Second)
 		stop.Store(true)
 		wg.Wait()
 		if f := firstFail.Load(); f != nil {
 			t.Logf("first failure of B: %v", f)
 		}
-		mustOK(t, a, "bash", map[string]any{"restart": true})
+		if unguarded {
+			_, _ = a.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"restart": true}})
+		} else {
+			mustOK(t, a, "bash", map[string]any{"restart": true})
+		}
+		if !unguarded && fails.Load() == 0 && during.Load() == 0 {
+			t.Fatal("no call of session B ran while the bomb did: nothing was proved")
+		}
 		return int(fails.Load()), bomb
 	}
 

@@ -171,13 +171,16 @@ func TestInteractiveThroughMCP(t *testing.T) {
 					seen[w]++
 				}
 			}
-			if seen["tick1"] != 1 || seen["tick2"] != 1 || seen["tick3"] != 1 || time.Since(start) > 8*time.Second {
+			if seen["tick1"] != 1 || seen["tick2"] != 1 || seen["tick3"] != 1 || time.Since(start) > 30*time.Second {
 				t.Fatalf("reads %q (%v)", read, seen)
 			}
 			waitStart := time.Now()
-			slow, _ := startTask(t, cs, map[string]any{"command": "sleep 0.3; echo late; sleep 5", "run_in_background": true})
-			out := mustOK(t, cs, "task_output", map[string]any{"task_id": slow, "wait_ms": 8000})
-			if !strings.Contains(out, "late") || time.Since(waitStart) > 4*time.Second {
+			// A read that waited for its wait_ms or for the task would
+			// take 60 s; one that returns at "late" no loaded machine
+			// keeps for 30.
+			slow, _ := startTask(t, cs, map[string]any{"command": "sleep 0.3; echo late; sleep 60", "run_in_background": true})
+			out := mustOK(t, cs, "task_output", map[string]any{"task_id": slow, "wait_ms": 60000})
+			if !strings.Contains(out, "late") || time.Since(waitStart) > 30*time.Second {
 				t.Fatalf("waiting read: %q after %v", out, time.Since(waitStart))
 			}
 

@@ -65,7 +65,10 @@ func TestGrepAndFindThroughMCP(t *testing.T) {
 			if got := mustOK(t, cs, "grep", map[string]any{"pattern": "absent-text-xyz"}); got != "No files found" {
 				t.Fatalf("no match: %q", got)
 			}
-			mustErr(t, cs, "grep", map[string]any{"pattern": "x", "output_mode": "lines"}, "GREP_INVALID_OUTPUT_MODE")
+			// The error names the real default (files_with_matches).
+			if text := mustErr(t, cs, "grep", map[string]any{"pattern": "x", "output_mode": "lines"}, "GREP_INVALID_OUTPUT_MODE"); !strings.Contains(text, `output_mode "lines" is not valid; use files_with_matches (the default), content or count`) {
+				t.Fatalf("unknown output_mode: %q", text)
+			}
 			mustErr(t, cs, "grep", map[string]any{"pattern": "x", "type": "klingon"}, "GREP_INVALID_TYPE")
 			mustErr(t, cs, "grep", map[string]any{"pattern": "func("}, "GREP_INVALID_PATTERN")
 			mustErr(t, cs, "grep", map[string]any{"pattern": "x", "path": "missing"}, "PATH_NOT_FOUND")

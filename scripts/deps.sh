@@ -11,6 +11,8 @@
 #                      the shell-detection e2e test
 #   python3, less      the interactive-command tests drive a Python REPL
 #                      under a terminal and read less's screen
+#   curl               the documented curl exchanges of docs/sessions.md are
+#                      run as written (blackbox TestSessionsDocCurl)
 #   clangd, python3-pylsp, python3-pyflakes
 #                      the language servers the lsp tests drive (C, Python;
 #                      pyflakes is where pylsp's errors come from); gopls is
@@ -29,7 +31,7 @@
 # by `go` itself through the module proxy.
 set -euo pipefail
 
-packages=(ripgrep fd-find git busybox-static bash-static ca-certificates tzdata chromium python3 less
+packages=(ripgrep fd-find git busybox-static bash-static ca-certificates tzdata chromium python3 less curl
   clangd python3-pylsp python3-pyflakes mmdebstrap
   etcd-server containernetworking-plugins iptables iproute2)
 missing=()

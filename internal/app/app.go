@@ -301,6 +301,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		"deny", strings.Join(cfg.DenyPatterns, ","),
 		"reaping", shell.Reaping(),
 	)
+	logFileReach(logger, cfg)
 	// Processes that left their group (setsid) escape session close; as
 	// the subreaper of everything our commands start, boris ends them too:
 	// SIGTERM when shutdown begins, then a final sweep before exiting.
@@ -751,4 +752,17 @@ func probeHost(cfg *config.Config, logger *slog.Logger) *hostenv.Report {
 		}
 	}
 	return r
+}
+
+// logFileReach says at start-up what the file tools (view, the edits,
+// grep, find) may touch: without --allow-dir that is every path boris's
+// user can reach, which a reader of "the file tools are scoped" may not
+// expect.
+func logFileReach(logger *slog.Logger, cfg *config.Config) {
+	deny := strings.Join(cfg.DenyPatterns, ",")
+	if len(cfg.AllowDirs) == 0 {
+		logger.Info("file tools: no --allow-dir, so they read and write every path boris's user can (the workdir is only where relative paths start); --allow-dir confines them", "workdir", cfg.Workdir, "deny", deny)
+		return
+	}
+	logger.Info("file tools: confined to the --allow-dir directories", "allow_dirs", strings.Join(cfg.AllowDirs, ","), "deny", deny)
 }

@@ -199,12 +199,23 @@ func TestWatchEndsTheGroupThatFilledMemory(t *testing.T) {
 	ctx, cancel := contextWithCancel()
 	defer cancel()
 	go g.Watch(ctx)
-	time.Sleep(50 * time.Millisecond)
-	write(t, root+"/memory/memory.oom_control", "oom_kill 1\n")
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the group was not ended")
+	// Watch reads its baseline when it starts, which a slow machine may
+	// make after a first write: the counter keeps rising until the group
+	// is ended, so one rise always comes after the baseline.
+	deadline := time.After(10 * time.Second)
+	for n := 1; ; n++ {
+		write(t, root+"/memory/memory.oom_control", "oom_kill "+strconv.Itoa(n)+"\n")
+		select {
+		case <-done:
+		case <-time.After(100 * time.Millisecond):
+			select {
+			case <-deadline:
+				t.Fatal("the group was not ended")
+			default:
+			}
+			continue
+		}
+		break
 	}
 	if o := g.Outcome(adm, true, ""); !o.OOMKilled || !o.GroupEnded || o.MemoryLimit != 4096 {
 		t.Fatalf("outcome %+v", o)

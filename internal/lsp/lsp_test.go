@@ -412,7 +412,8 @@ func TestIndexingAndTimeouts(t *testing.T) {
 	if e, ok := codes.As(err); !ok || e.Code != codes.LSPTimeout || !strings.Contains(e.Message, "did not answer textDocument/hover within 2s") {
 		t.Fatalf("a server that does not answer: %v", err)
 	}
-	if d := time.Since(start); d > 10*time.Second {
+	// Broken, it would wait for ever; 30 s no loaded machine needs.
+	if d := time.Since(start); d > 30*time.Second {
 		t.Fatalf("the timeout took %v", d)
 	}
 	// An edit whose server never reports diagnostics is answered in the
@@ -425,7 +426,8 @@ func TestIndexingAndTimeouts(t *testing.T) {
 	}
 	start = time.Now()
 	rep := e.Finish(context.Background(), 300*time.Millisecond)
-	if d := time.Since(start); d > 2*time.Second {
+	// The server never reports: broken, Finish would wait for ever.
+	if d := time.Since(start); d > 20*time.Second {
 		t.Fatalf("Finish took %v with a 300ms wait", d)
 	}
 	if len(rep.Files) != 1 || !rep.Files[0].Pending || len(rep.Files[0].Introduced) != 0 || rep.Late == nil {

@@ -673,14 +673,24 @@ func (m *Manager) locations(res *Result, locs []location, lines *lineCache, utf8
 	res.Files = len(files)
 }
 
+// lastLine is the last line (0-based) a range covers. Its end is
+// exclusive: a range that ends at the start of a line (a whole file ends
+// after its last newline) covers nothing of that line.
+func lastLine(r lspRange) int {
+	if r.End.Character == 0 && r.End.Line > r.Start.Line {
+		return r.End.Line - 1
+	}
+	return r.End.Line
+}
+
 // symbols converts document or workspace symbols; file is the document's
 // path ("" for workspace symbols, whose locations say).
 func (m *Manager) symbols(syms []documentSymbol, file string, lines *lineCache, utf8Units bool, res *Result) []Symbol {
 	var out []Symbol
 	for _, s := range syms {
-		path, start, end := file, s.SelectionRange.Start, s.Range.End.Line
+		path, start, end := file, s.SelectionRange.Start, lastLine(s.Range)
 		if s.Location != nil {
-			path, start, end = s.Location.URI.path(), s.Location.Range.Start, s.Location.Range.End.Line
+			path, start, end = s.Location.URI.path(), s.Location.Range.Start, lastLine(s.Location.Range)
 		}
 		if path == "" {
 			continue

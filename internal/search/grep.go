@@ -67,7 +67,7 @@ func parseGrep(req GrepRequest) (*grepSpec, error) {
 	}
 	mode, ok := printer.ParseMode(req.OutputMode)
 	if !ok {
-		return nil, errorf(KindInvalidOutputMode, nil, "output_mode %q is not valid; use one of: %s (the default)", req.OutputMode, strings.Join(printer.Modes, ", "))
+		return nil, errorf(KindInvalidOutputMode, nil, "output_mode %q is not valid; use %s (the default), %s", req.OutputMode, printer.Modes[0], strings.Join(printer.Modes[1:], " or "))
 	}
 	switch {
 	case req.HeadLimit < 0:

@@ -205,7 +205,7 @@ func TestGrepErrors(t *testing.T) {
 		{GrepRequest{Pattern: "", Root: root}, KindInvalidPattern, "empty"},
 		{GrepRequest{Pattern: "a(", Root: root}, KindInvalidPattern, "missing closing )"},
 		{GrepRequest{Pattern: `a\nb`, Root: root}, KindInvalidPattern, "multiline"},
-		{GrepRequest{Pattern: "a", Root: root, OutputMode: "lines"}, KindInvalidOutputMode, "files_with_matches, content, count"},
+		{GrepRequest{Pattern: "a", Root: root, OutputMode: "lines"}, KindInvalidOutputMode, "use files_with_matches (the default), content or count"},
 		{GrepRequest{Pattern: "a", Root: root, Type: "klingon"}, KindInvalidType, "go, gomod"},
 		{GrepRequest{Pattern: "a", Root: root, Include: "[a"}, KindInvalidInput, "glob"},
 		{GrepRequest{Pattern: "a", Root: root, HeadLimit: -1}, KindInvalidInput, "head_limit"},

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -70,20 +71,20 @@ const (
 // route sends a request to the stateless handler when it belongs to the
 // stateless revision: its MCP-Protocol-Version header says 2026-07-28 or
 // later, or (no header) its body is server/discover or carries the
-// revision's _meta protocol version. A body is read only when the header
-// is absent — initialize, discovery, or a client too old to send it.
+// revision's _meta protocol version. A POST's body is read here, for two
+// answers the SDK would give in plain text or with no valid JSON-RPC code:
+// a body that is not JSON (400, a JSON-RPC parse error) and, in the
+// handshake era, a call before initialize (400, -32600 saying to send
+// initialize first; see needsInitialize).
 func (s *Server) route(stateless, stateful http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if v := r.Header.Get(protocolVersionHeader); v != "" {
-			if v >= statelessVersion {
+		v := r.Header.Get(protocolVersionHeader)
+		if r.Method != http.MethodPost || r.Body == nil {
+			if v != "" && v >= statelessVersion {
 				stateless.ServeHTTP(w, r)
 			} else {
 				stateful.ServeHTTP(w, r)
 			}
-			return
-		}
-		if r.Method != http.MethodPost || r.Body == nil {
-			stateful.ServeHTTP(w, r)
 			return
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
@@ -97,12 +98,53 @@ func (s *Server) route(stateless, stateful http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		if statelessBody(body) {
-			stateless.ServeHTTP(w, r)
-		} else {
-			stateful.ServeHTTP(w, r)
+		if !json.Valid(body) {
+			writeRPCError(w, nil, jsonrpc.CodeParseError, "the request body is not JSON: "+jsonProblem(body))
+			return
 		}
+		if v != "" && v >= statelessVersion || v == "" && statelessBody(body) {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		if r.Header.Get("Mcp-Session-Id") == "" {
+			var call struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+				Params json.RawMessage `json:"params"`
+			}
+			if json.Unmarshal(body, &call) == nil && call.Method != "" && needsInitialize(call.Method, len(call.ID) > 0 && string(call.ID) != "null", call.Params) {
+				writeRPCError(w, call.ID, jsonrpc.CodeInvalidRequest, beforeInitialize(call.Method))
+				return
+			}
+		}
+		stateful.ServeHTTP(w, r)
 	})
+}
+
+// writeRPCError answers a POST with 400 and a JSON-RPC error object (id
+// null when the request's is unknown), as Streamable HTTP allows for a
+// request the server will not take.
+func writeRPCError(w http.ResponseWriter, id any, code int64, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_ = json.NewEncoder(w).Encode(struct {
+		Version string         `json:"jsonrpc"`
+		ID      any            `json:"id"`
+		Error   *jsonrpc.Error `json:"error"`
+	}{"2.0", id, &jsonrpc.Error{Code: code, Message: msg}})
+}
+
+// jsonProblem says where a body stops being JSON.
+func jsonProblem(body []byte) string {
+	err := json.Unmarshal(body, new(any))
+	if err == nil {
+		return "text after the end of the value"
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%v (at byte %d)", err, se.Offset)
+	}
+	return err.Error()
 }
 
 // statelessBody reports whether a single JSON-RPC message is a
@@ -364,11 +406,18 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, metrics http.Ha
 	defer cancel()
 	// Stop accepting and close sessions at the same time; Shutdown waits
 	// for in-flight requests, which end when their processes are killed.
-	go s.Shutdown(sctx)
+	// The goroutine is waited for, so nothing it logs comes after
+	// ServeHTTP has returned.
+	sessionsClosed := make(chan struct{})
+	go func() {
+		defer close(sessionsClosed)
+		s.Shutdown(sctx)
+	}()
 	if err := hs.Shutdown(sctx); err != nil {
 		_ = hs.Close()
 	}
 	s.Shutdown(sctx) // returns at once if already done
+	<-sessionsClosed
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

@@ -48,10 +48,11 @@ type stdioConn struct {
 	// nothing more can be answered.
 	broken atomic.Bool
 
-	mu      sync.Mutex
-	version string     // the protocol version initialize settled on
-	initID  jsonrpc.ID // the initialize request's id, until answered
-	batches map[jsonrpc.ID]*batchReply
+	mu       sync.Mutex
+	initSeen bool       // an initialize request has come (see needsInitialize)
+	version  string     // the protocol version initialize settled on
+	initID   jsonrpc.ID // the initialize request's id, until answered
+	batches  map[jsonrpc.ID]*batchReply
 }
 
 // stdioTransport hands the SDK an already made stdioConn.
@@ -305,10 +306,17 @@ func (c *stdioConn) decodeMessage(raw []byte) (jsonrpc.Message, *wireError) {
 		return nil, &wireError{code: jsonrpc.CodeInvalidRequest, msg: fmt.Sprintf("\"jsonrpc\" is %q; it must be \"2.0\"", w.Version), id: id}
 	}
 	if w.Method != nil {
-		if *w.Method == "initialize" && id.IsValid() {
-			c.mu.Lock()
-			c.initID = id
-			c.mu.Unlock()
+		c.mu.Lock()
+		if *w.Method == "initialize" {
+			c.initSeen = true
+			if id.IsValid() {
+				c.initID = id
+			}
+		}
+		early := !c.initSeen
+		c.mu.Unlock()
+		if early && needsInitialize(*w.Method, id.IsValid(), w.Params) {
+			return nil, &wireError{code: jsonrpc.CodeInvalidRequest, msg: beforeInitialize(*w.Method), id: id}
 		}
 		return &jsonrpc.Request{ID: id, Method: *w.Method, Params: w.Params}, nil
 	}

@@ -56,6 +56,24 @@ func TestHandlesAreBoundToTheirCredential(t *testing.T) {
 	}
 }
 
+// entryOf returns the manager's live entry of sess, or nil.
+func entryOf(m *Manager, sess *Session) *entry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, e := range m.live {
+		if e.sess == sess {
+			return e
+		}
+	}
+	return nil
+}
+
+// TestIdleExpiry: an idle handle is closed after the idle timeout; a
+// session holding a call and a pinned one arm no idle timer at all, and
+// an expiry that comes while a call holds its session leaves it; released,
+// the held session expires too and the next call says it starts afresh.
+// Every wait is for an event (a session closed), never a fixed sleep, so
+// a slow machine cannot make a wrong answer pass.
 func TestIdleExpiry(t *testing.T) {
 	m := newManager(t, ManagerOptions{IdleTimeout: 200 * time.Millisecond})
 	held, _ := m.Implicit("", KindDefault, "", false)
@@ -63,27 +81,43 @@ func TestIdleExpiry(t *testing.T) {
 	minted.Done()
 	pinned, _ := m.Implicit("", KindTransport, "stdio", true)
 	pinned.Done()
-	time.Sleep(500 * time.Millisecond)
-	// A call in progress keeps its session; the idle handle is gone.
+	waitClosed := func(s *Session, what string) {
+		t.Helper()
+		select {
+		case <-s.Closed():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s was not closed after its idle timeout", what)
+		}
+	}
+	waitClosed(minted.Session, "an idle handle")
 	if _, err := m.Handle("", minted.Minted); err == nil {
 		t.Fatal("an idle handle survived its timeout")
 	}
+	// A call in progress keeps its session: no timer, and an expiry
+	// arriving anyway (one armed before the call came) changes nothing.
+	he, pe := entryOf(m, held.Session), entryOf(m, pinned.Session)
+	if he == nil || pe == nil {
+		t.Fatal("the held or the pinned session is gone")
+	}
+	m.mu.Lock()
+	heldTimer, pinnedTimer := he.timer, pe.timer
+	he.lastUsed = time.Now().Add(-time.Hour)
+	m.mu.Unlock()
+	if heldTimer != nil || pinnedTimer != nil {
+		t.Fatalf("idle timers armed: held %v, pinned %v", heldTimer != nil, pinnedTimer != nil)
+	}
+	m.expire(he)
 	again, _ := m.Implicit("", KindDefault, "", false)
 	if again.Session != held.Session || again.Restarted != "" {
 		t.Fatal("a session holding a call expired")
 	}
 	again.Done()
 	held.Done()
-	time.Sleep(500 * time.Millisecond)
+	waitClosed(held.Session, "the released default session")
 	fresh, _ := m.Implicit("", KindDefault, "", false)
 	defer fresh.Done()
 	if fresh.Session == held.Session || fresh.Restarted != EndedIdle {
 		t.Fatalf("after idling: same session %v, restarted %q", fresh.Session == held.Session, fresh.Restarted)
-	}
-	select {
-	case <-held.Session.Closed():
-	default:
-		t.Fatal("the expired session was not closed")
 	}
 	p, _ := m.Implicit("", KindTransport, "stdio", true)
 	defer p.Done()

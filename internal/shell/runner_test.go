@@ -128,7 +128,8 @@ func TestBackgroundChildDoesNotHoldTheCall(t *testing.T) {
 			r := testRunner(t, sh, Options{})
 			start := time.Now()
 			res := run(t, r, t.TempDir(), "sleep 30 & echo started", 20*time.Second)
-			if took := time.Since(start); took > 5*time.Second {
+			// Held, the call would take the child's 30 s.
+			if took := time.Since(start); took > 20*time.Second {
 				t.Fatalf("call took %v", took)
 			}
 			if res.ExitCode != 0 || res.Stdout.Text != "started\n" || !res.Leftover {
@@ -143,7 +144,9 @@ func TestTimeoutRunsTermHandler(t *testing.T) {
 	script := "trap 'echo cleaning up; exit 3' TERM; echo working; while :; do sleep 0.05; done"
 	start := time.Now()
 	res := run(t, r, t.TempDir(), script, 500*time.Millisecond)
-	if !res.TimedOut || time.Since(start) > 4*time.Second {
+	// Not ended, the loop runs for ever: 20 s is a bound no loaded
+	// machine reaches with a 500 ms timeout.
+	if !res.TimedOut || time.Since(start) > 20*time.Second {
 		t.Fatalf("timed out %v after %v", res.TimedOut, time.Since(start))
 	}
 	if res.Stdout.Text != "working\ncleaning up\n" || res.ExitCode != 3 {
@@ -275,6 +278,34 @@ func processAlive(pid int) bool {
 	return i > 0 && i+2 < len(b) && b[i+2] != 'Z'
 }
 
+// waitAtGate waits until the shell pid is blocked in a system call on a
+// descriptor that is its gate (descriptor 3, or a copy of it the shell's
+// redirection made): /proc/pid/syscall names the call and its first
+// argument. A shell that ran its command instead never gets there.
+func waitAtGate(t *testing.T, pid int) {
+	t.Helper()
+	proc := "/proc/" + strconv.Itoa(pid)
+	deadline := time.Now().Add(10 * time.Second)
+	var last string
+	for time.Now().Before(deadline) {
+		gate, gerr := os.Readlink(proc + "/fd/3")
+		b, err := os.ReadFile(proc + "/syscall")
+		last = strings.TrimSpace(string(b))
+		if err != nil || gerr != nil {
+			t.Fatalf("the gated shell %d: %v %v", pid, err, gerr)
+		}
+		if f := strings.Fields(last); len(f) > 1 && f[0] != "running" {
+			if fd, err := strconv.ParseInt(strings.TrimPrefix(f[1], "0x"), 16, 32); err == nil {
+				if l, err := os.Readlink(proc + "/fd/" + strconv.Itoa(int(fd))); err == nil && l == gate {
+					return
+				}
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("the gated shell %d never waited on its gate (last system call %q)", pid, last)
+}
+
 // TestGatedRunsNothingUntilOpen: a gated command has not run (its file
 // is not there) until Open; a gate closed unopened ends the shell without
 // running it; an Argv command is gated too.
@@ -286,7 +317,9 @@ func TestGatedRunsNothingUntilOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	// The shell is seen blocked reading the gate: from here nothing but
+	// Open lets the command run, however slow the machine is.
+	waitAtGate(t, p.Pgid())
 	if _, err := os.Stat(mark); err == nil {
 		t.Fatal("the gated command ran before Open")
 	}

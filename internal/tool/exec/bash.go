@@ -24,7 +24,7 @@ const MaxTimeoutMs = 600000
 
 // bashRun is what a bash call asks for, whatever its dialect's schema.
 type bashRun struct {
-	Timeout         tool.Int  `json:"timeout,omitempty" jsonschema:"Timeout in milliseconds (max 600000). The whole process group is terminated when it expires."`
+	Timeout         *tool.Int `json:"timeout,omitempty" jsonschema:"Timeout in milliseconds (max 600000). The whole process group is terminated when it expires."`
 	RunInBackground tool.Bool `json:"run_in_background,omitempty" jsonschema:"Start the command in the background and return at once with a task_id; read its output later with task_output."`
 	Interactive     tool.Bool `json:"interactive,omitempty" jsonschema:"Keep the command's stdin open so you can answer prompts or drive a REPL with task_input. The command runs as a background task; the answer gives its task_id and its first output."`
 	TTY             tool.Bool `json:"tty,omitempty" jsonschema:"Run the command under a pseudo-terminal (implies interactive): for REPLs, debuggers, prompts and programs that need a terminal. Output comes back as plain text; task_output with screen: true shows a full-screen program's screen."`
@@ -91,6 +91,10 @@ func runBash(ctx context.Context, c *tool.Call, o Options, command string, in *b
 	if strings.TrimSpace(command) == "" {
 		return nil, codes.Errorf(codes.CommandEmpty, "command is empty: give the shell command to run")
 	}
+	timeoutMs, timeoutNote, err := bashTimeout(in.Timeout, defMs)
+	if err != nil {
+		return nil, err
+	}
 	c.Rec.Command = command
 	ctx, span, env := startCommand(ctx, c, o)
 	defer span.End()
@@ -115,7 +119,6 @@ func runBash(ctx context.Context, c *tool.Call, o Options, command string, in *b
 		return tool.Answer(fmt.Sprintf("task_id: %s\npgid: %d\nThe command is running in the background. %s (or kill -TERM -%d from bash)",
 			info.ID, info.Pgid, taskHint, info.Pgid), results.Started(info)), nil
 	}
-	timeoutMs := clampTimeout(int64(in.Timeout), defMs)
 	cmd := session.Cmd{Script: command, Env: env, Judge: c.Gate().Judge()}
 	if in.YieldMs > 0 {
 		cmd.Yield = time.Duration(min(int64(in.YieldMs), MaxTimeoutMs)) * time.Millisecond
@@ -137,7 +140,33 @@ func runBash(ctx context.Context, c *tool.Call, o Options, command string, in *b
 		c.Env.Observer.BashTimeout()
 	}
 	ran(c, span, res.Result)
-	return tool.Answer(formatRun(res, timeoutMs), results.FromRun(res, c.Sess.Cwd())), nil
+	text := formatRun(res, timeoutMs)
+	if timeoutNote != "" {
+		// After the exit code, with the other notes.
+		first := strings.IndexByte(text, '\n') + 1
+		text = text[:first] + "note: " + timeoutNote + "\n" + text[first:]
+	}
+	return tool.Answer(text, results.FromRun(res, c.Sess.Cwd())), nil
+}
+
+// bashTimeout is the timeout of a foreground bash command: the default
+// when none is given or one that is not positive (the spec's "≤0 means
+// default"), then with a note saying so, since a timeout of 0 or -5 is
+// more likely a mistake than a wish for the default; and the maximum, with
+// a note saying so, for one above it.
+func bashTimeout(given *tool.Int, defMs int64) (ms int64, note string, err error) {
+	def := min(defMs, MaxTimeoutMs)
+	if given == nil {
+		return def, "", nil
+	}
+	switch n := int64(*given); {
+	case n <= 0:
+		return def, fmt.Sprintf("a timeout of %d ms bounds nothing: the command ran with the default of %d ms (give a positive number of milliseconds, at most %d)", n, def, MaxTimeoutMs), nil
+	case n > MaxTimeoutMs:
+		return MaxTimeoutMs, fmt.Sprintf("the timeout of %d ms is above the maximum: the command ran with %d ms", n, MaxTimeoutMs), nil
+	default:
+		return n, "", nil
+	}
 }
 
 // waitOf turns a wait_ms argument into a duration: def when absent, none
