@@ -80,6 +80,16 @@ func (f *rulesFixture) write(t *testing.T, name, body string) string {
 	return p
 }
 
+// attackRules writes the attack suite's rules in format (codex or
+// claude) and returns the file's path.
+func (f *rulesFixture) attackRules(t *testing.T, format string) string {
+	t.Helper()
+	if format == "codex" {
+		return f.write(t, "team.rules", codexAttackRules)
+	}
+	return f.write(t, "settings.json", claudeAttackRules)
+}
+
 const codexAttackRules = `
 prefix_rule(
     pattern = ["git", "push"],
@@ -186,12 +196,7 @@ func TestRulesAttackSuite(t *testing.T) {
 	for _, format := range []string{"codex", "claude"} {
 		t.Run(format, func(t *testing.T) {
 			f := newRulesFixture(t)
-			var rulesFile string
-			if format == "codex" {
-				rulesFile = f.write(t, "team.rules", codexAttackRules)
-			} else {
-				rulesFile = f.write(t, "settings.json", claudeAttackRules)
-			}
+			rulesFile := f.attackRules(t, format)
 			cs, _, logs := connectStdio(t, f.ws, "--rules="+rulesFile, "--checkpoints=off")
 			for i, a := range attacks(gitPath, f.url) {
 				n := fmt.Sprint(i)
@@ -504,12 +509,7 @@ func TestRulesEveryExec(t *testing.T) {
 	for _, format := range []string{"codex", "claude"} {
 		t.Run(format, func(t *testing.T) {
 			f := newRulesFixture(t)
-			var rulesFile string
-			if format == "codex" {
-				rulesFile = f.write(t, "team.rules", codexAttackRules)
-			} else {
-				rulesFile = f.write(t, "settings.json", claudeAttackRules)
-			}
+			rulesFile := f.attackRules(t, format)
 			write := func(name, body string) {
 				if err := os.WriteFile(filepath.Join(f.ws, name), []byte(body), 0o755); err != nil {
 					t.Fatal(err)
