@@ -141,20 +141,37 @@ func (g *Gate) Judge() func(ctx context.Context, pid int, argv []string) error {
 // TaskJudge is the per-exec judge of a task the call starts, which
 // outlives it (session.TaskOptions.Judge): nobody can be asked once the
 // call has answered, so an exec a rule asks about is refused with
-// RULE_APPROVAL_NEEDED (Rules.Fallback). Nil without rules.
+// RULE_APPROVAL_NEEDED. Its decisions go to the metrics; the call's audit
+// record was written when it answered, so the task's status is where a
+// refusal is named. Nil without rules.
 func (g *Gate) TaskJudge() func(ctx context.Context, pid int, argv []string) error {
 	if g == nil {
 		return nil
 	}
-	return g.rules.Fallback
+	return func(_ context.Context, _ int, argv []string) error {
+		v := g.rules.Live.Rules().Exec(argv)
+		if o, ok := g.env.Observer.(RuleObserver); ok && v.Decision != rules.NoMatch {
+			answer := ""
+			if v.Decision == rules.Ask {
+				answer = "unavailable"
+			}
+			o.RuleDecision(v.Decision.String(), StageExec, answer)
+		}
+		return unasked(v)
+	}
 }
 
-// Fallback judges an exec without asking anyone: a background task's, or
-// a process no command owns any more (one that outlived its command). A
-// forbidden argv is refused with RULE_FORBIDDEN, one a rule asks about
-// with RULE_APPROVAL_NEEDED.
+// Fallback judges an exec without asking anyone: a process no command
+// owns any more (one that outlived its command). A forbidden argv is
+// refused with RULE_FORBIDDEN, one a rule asks about with
+// RULE_APPROVAL_NEEDED.
 func (r *Rules) Fallback(_ context.Context, _ int, argv []string) error {
-	v := r.Live.Rules().Exec(argv)
+	return unasked(r.Live.Rules().Exec(argv))
+}
+
+// unasked turns a verdict into nil (run) or a refusal where nobody can be
+// asked.
+func unasked(v rules.Verdict) error {
 	switch v.Decision {
 	case rules.Forbid:
 		return codes.Errorf(codes.RuleForbidden, "%s", refusal(v, false))
