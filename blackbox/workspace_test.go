@@ -407,8 +407,10 @@ func TestWorkspacesThreeAgents(t *testing.T) {
 	}
 
 	// Killed mid-way: no session end, no release.
+	// The client's transport owns the process: closing it reaps the
+	// killed boris (a Wait of the test's own would race the transport's,
+	// which the kill's end of stdout may already have started).
 	_ = cmd.Process.Signal(syscall.SIGKILL)
-	_ = cmd.Wait()
 	cs.Close()
 
 	cmd2 := exec.Command(binPath, args...)
