@@ -91,6 +91,10 @@ type Gate struct {
 	// forbidden stays forbidden).
 	approved map[string]bool
 	all      bool
+	// sealed is set when the call has answered and its audit record is
+	// being written (seal): later decisions — of processes the command
+	// left running — go to the metrics only, and nobody is asked.
+	sealed bool
 	// mu guards approved, all and rec's rule fields: Exec may be called
 	// from the goroutine that watches the command's execs while the
 	// handler runs; one question at a time.
@@ -245,6 +249,10 @@ func (g *Gate) decide(ctx context.Context, v rules.Verdict, stage string, timeou
 		g.note(v, stage, "approved")
 		return nil
 	}
+	if g.sealed {
+		g.note(v, stage, "unavailable")
+		return unasked(v)
+	}
 	if g.stateless() || !g.canElicit() {
 		g.note(v, stage, "unavailable")
 		return codes.Errorf(codes.RuleApprovalNeeded, "%s", needsApproval(v, "this client cannot ask a human (it declares no elicitation capability), so it was not run: ask the user to run it themselves or to change the rules"))
@@ -323,10 +331,23 @@ func (g *Gate) canElicit() bool {
 	return caps != nil && caps.Elicitation != nil && (caps.Elicitation.Form != nil || caps.Elicitation.URL == nil)
 }
 
+// seal ends the gate's writes to the call's audit record, which is about
+// to be written: taken under mu, it orders every earlier decision's
+// writes before the record is read (a judge runs on the exec watcher's
+// goroutine). Nil-safe.
+func (g *Gate) seal() {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	g.sealed = true
+	g.mu.Unlock()
+}
+
 // note records a decision in the call's audit record (the strictest one
 // of the call) and the metrics.
 func (g *Gate) note(v rules.Verdict, stage, answer string) {
-	if g.rec != nil && (g.rec.RuleDecision == "" || decisionRank(v.Decision.String()) >= decisionRank(g.rec.RuleDecision)) {
+	if g.rec != nil && !g.sealed && (g.rec.RuleDecision == "" || decisionRank(v.Decision.String()) >= decisionRank(g.rec.RuleDecision)) {
 		g.rec.RuleDecision, g.rec.Rule, g.rec.RulePart, g.rec.RuleAnswer = v.Decision.String(), v.Rule, v.Part, answer
 	}
 	if o, ok := g.env.Observer.(RuleObserver); ok {

@@ -125,6 +125,7 @@ func (s *Set) wrap(d *Def, sessions Sessions) mcp.ToolHandler {
 		rec := &audit.Record{Tool: name, Session: "-", Credential: who.Credential, Era: who.Era, Transport: who.Transport, Client: who.Client}
 		ctx, span := s.env.Tracing.StartTool(ctx, name)
 		rec.TraceID = span.TraceID()
+		var gate *Gate // the call's command rules, once it has them
 		defer func() {
 			if r := recover(); r != nil {
 				s.env.Logger.Error("tool panicked", "tool", name, "session", rec.Session, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
@@ -151,6 +152,7 @@ func (s *Set) wrap(d *Def, sessions Sessions) mcp.ToolHandler {
 			if s.env.Observer != nil {
 				s.env.Observer.ToolCall(name, rec.Outcome, rec.Duration)
 			}
+			gate.seal() // no decision writes rec from here on
 			s.env.Audit.Log(ctx, rec)
 		}()
 		structured := d.tool.OutputSchema != nil
@@ -179,7 +181,8 @@ func (s *Set) wrap(d *Def, sessions Sessions) mcp.ToolHandler {
 		// stopped before the answer goes out.
 		prog := startProgress(ctx, req)
 		defer prog.end()
-		c := &Call{Sess: sc.Session, Req: req, Env: env, Rec: rec, Progress: prog, gate: newGate(env, req, rec)}
+		gate = newGate(env, req, rec)
+		c := &Call{Sess: sc.Session, Req: req, Env: env, Rec: rec, Progress: prog, gate: gate}
 		if c.gate != nil && d.spec.Acts != nil {
 			// Judged before anything of the call happens, its checkpoint
 			// included: a forbidden command runs no part of itself.
