@@ -144,6 +144,11 @@ func TestGuardForkBombStaysInItsBudget(t *testing.T) {
 		// exits, so one bomb alone can die out before it fills the cap.
 		bombArgs := map[string]any{"command": "bomb() { bomb | bomb & }; i=0; while [ $i -lt 30 ]; do bomb; i=$((i+1)); sleep 0.1 2>/dev/null; done; sleep 1", "timeout": 20000}
 		if unguarded {
+			// Each bomb also holds its slot for two seconds (a bomb whose
+			// fork fails exits at once, so on a fast machine the cap is
+			// full only in moments B's calls can miss), and bombs are
+			// relaunched beside each other.
+			bombArgs = map[string]any{"command": "bomb() { bomb | bomb & sleep 2 2>/dev/null; }; i=0; while [ $i -lt 30 ]; do bomb & i=$((i+1)); sleep 0.1 2>/dev/null; done; sleep 3", "timeout": 20000}
 			// Unguarded, boris may not survive its own user's fork bomb:
 			// that is the disturbance the guarded run must not show.
 			if res, err := a.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: bombArgs}); err == nil {
