@@ -185,10 +185,19 @@ func TestGuardForkBombStaysInItsBudget(t *testing.T) {
 		}
 	})
 	t.Run("unguarded", func(t *testing.T) {
-		failures, _ := run(t, true)
-		if failures == 0 {
-			t.Fatal("without the guard the fork bomb did not disturb session B: the guarded run proves nothing")
+		// The control only has to show that the bomb can disturb B: how
+		// often B calls into a full cap depends on the machine's speed,
+		// so it gets three tries (the guarded run gets one, and must
+		// never be disturbed).
+		var answers []string
+		for range 3 {
+			failures, bomb := run(t, true)
+			if failures > 0 {
+				return
+			}
+			answers = append(answers, bomb)
 		}
+		t.Fatalf("without the guard the fork bomb did not disturb session B in three tries: the guarded run proves nothing (the bomb's answers: %q)", answers)
 	})
 }
 
