@@ -132,8 +132,8 @@ func (g *gitState) index(gr *gitRepo) *gitrepo.Index {
 	return x
 }
 
-// blob reads a git blob from whichever repository holds it.
-func (g *gitState) blob(id gitrepo.ID) ([]byte, error) {
+// open lists the repositories that opened, taken under the lock.
+func (g *gitState) open() []*gitrepo.Repo {
 	g.mu.Lock()
 	repos := make([]*gitrepo.Repo, 0, len(g.repos))
 	for _, r := range g.repos {
@@ -142,6 +142,12 @@ func (g *gitState) blob(id gitrepo.ID) ([]byte, error) {
 		}
 	}
 	g.mu.Unlock()
+	return repos
+}
+
+// blob reads a git blob from whichever repository holds it.
+func (g *gitState) blob(id gitrepo.ID) ([]byte, error) {
+	repos := g.open()
 	var first error
 	for _, r := range repos {
 		b, err := r.Blob(id)
@@ -160,14 +166,7 @@ func (g *gitState) blob(id gitrepo.ID) ([]byte, error) {
 
 // has says whether a repository holds a blob.
 func (g *gitState) has(id gitrepo.ID) bool {
-	g.mu.Lock()
-	repos := make([]*gitrepo.Repo, 0, len(g.repos))
-	for _, r := range g.repos {
-		if r.r != nil {
-			repos = append(repos, r.r)
-		}
-	}
-	g.mu.Unlock()
+	repos := g.open()
 	for _, r := range repos {
 		if r.Has(id) {
 			return true

@@ -323,16 +323,10 @@ func (s *Store) refresh() error {
 			}
 			size += p.size
 		case strings.HasPrefix(name, "c-") && strings.HasSuffix(name, ".json"):
-			b, err := os.ReadFile(filepath.Join(s.Dir, name))
-			if err != nil {
-				continue
+			if r, n := s.readRecord(name); r != nil {
+				recs = append(recs, r)
+				size += n
 			}
-			var r Record
-			if json.Unmarshal(b, &r) != nil || r.ID == "" {
-				continue
-			}
-			recs = append(recs, &r)
-			size += int64(len(b))
 		}
 	}
 	removed := false
@@ -355,6 +349,20 @@ func (s *Store) refresh() error {
 	return nil
 }
 
+// readRecord reads one checkpoint record file and its size; nil when it
+// cannot be read or holds no record.
+func (s *Store) readRecord(name string) (*Record, int64) {
+	b, err := os.ReadFile(filepath.Join(s.Dir, name))
+	if err != nil {
+		return nil, 0
+	}
+	var r Record
+	if json.Unmarshal(b, &r) != nil || r.ID == "" {
+		return nil, 0
+	}
+	return &r, int64(len(b))
+}
+
 // peek reads the checkpoint records and the store's size from its
 // files without the lock and without changing what this process knows
 // of the store.
@@ -373,16 +381,10 @@ func (s *Store) peek() ([]*Record, int64) {
 				size += fi.Size()
 			}
 		case strings.HasPrefix(name, "c-") && strings.HasSuffix(name, ".json"):
-			b, err := os.ReadFile(filepath.Join(s.Dir, name))
-			if err != nil {
-				continue
+			if r, n := s.readRecord(name); r != nil {
+				recs = append(recs, r)
+				size += n
 			}
-			var r Record
-			if json.Unmarshal(b, &r) != nil || r.ID == "" {
-				continue
-			}
-			recs = append(recs, &r)
-			size += int64(len(b))
 		}
 	}
 	sort.Slice(recs, func(i, j int) bool { return recs[i].Seq < recs[j].Seq })
