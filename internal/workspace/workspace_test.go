@@ -73,6 +73,17 @@ func newRepo(t *testing.T) string {
 	return dir
 }
 
+// create makes workspace want of m for owner, failing the test if it
+// cannot.
+func create(t *testing.T, m *Manager, owner Owner, want string) *Workspace {
+	t.Helper()
+	ws, err := m.Create(context.Background(), owner, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
 func open(t *testing.T, workdir string, mod ...func(*Options)) (*Manager, []Info) {
 	t.Helper()
 	o := Options{Workdir: workdir, Env: os.Environ()}
@@ -106,10 +117,7 @@ func TestCreateAndReleaseEmpty(t *testing.T) {
 		t.Fatalf("kept at first start: %v", kept)
 	}
 	ctx := context.Background()
-	ws, err := m.Create(ctx, Owner{Session: "s_Abc/../x y"}, "s_Abc/../x y")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := create(t, m, Owner{Session: "s_Abc/../x y"}, "s_Abc/../x y")
 	if ws.Name != "s_Abc-.-x-y" || ws.Branch != "boris/s_Abc-.-x-y" {
 		t.Fatalf("name %q branch %q", ws.Name, ws.Branch)
 	}
@@ -145,10 +153,7 @@ func TestCreateAndReleaseEmpty(t *testing.T) {
 func TestWorkdirBelowTop(t *testing.T) {
 	repo := newRepo(t)
 	m, _ := open(t, filepath.Join(repo, "sub"))
-	ws, err := m.Create(context.Background(), Owner{}, "w")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := create(t, m, Owner{}, "w")
 	if ws.Root != filepath.Join(ws.Dir, "sub") || read(t, filepath.Join(ws.Root, "b.txt")) != "beta\n" {
 		t.Fatalf("root %s", ws.Root)
 	}
@@ -161,10 +166,7 @@ func TestMainChangesNotCarried(t *testing.T) {
 	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("human's edit\n"), 0o644)
 	os.WriteFile(filepath.Join(repo, "new.txt"), []byte("untracked\n"), 0o644)
 	m, _ := open(t, repo)
-	ws, err := m.Create(context.Background(), Owner{}, "w")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := create(t, m, Owner{}, "w")
 	if got := read(t, filepath.Join(ws.Dir, "a.txt")); got != "alpha\n" {
 		t.Fatalf("a.txt in the workspace: %q", got)
 	}
@@ -248,10 +250,7 @@ func TestMergedWorkNotKept(t *testing.T) {
 	repo := newRepo(t)
 	m, _ := open(t, repo)
 	ctx := context.Background()
-	ws, err := m.Create(ctx, Owner{}, "w")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := create(t, m, Owner{}, "w")
 	os.WriteFile(filepath.Join(ws.Dir, "c.txt"), []byte("c\n"), 0o644)
 	if _, err := ws.Commit(ctx, "add c"); err != nil {
 		t.Fatal(err)
@@ -272,10 +271,7 @@ func TestDiffAndCommit(t *testing.T) {
 	repo := newRepo(t)
 	m, _ := open(t, repo)
 	ctx := context.Background()
-	ws, err := m.Create(ctx, Owner{Session: "s1"}, "w")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := create(t, m, Owner{Session: "s1"}, "w")
 	d := ws.Dir
 	os.WriteFile(filepath.Join(d, "c.txt"), []byte("committed\n"), 0o644)
 	gitT(t, d, "add", "c.txt")
@@ -361,10 +357,7 @@ func TestDiffAndCommit(t *testing.T) {
 func TestDiffIndexSymlink(t *testing.T) {
 	repo := newRepo(t)
 	m, _ := open(t, repo)
-	ws, err := m.Create(context.Background(), Owner{}, "w")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := create(t, m, Owner{}, "w")
 	secret := filepath.Join(t.TempDir(), "secret")
 	os.WriteFile(secret, []byte("SECRET"), 0o600)
 	os.Remove(filepath.Join(ws.Dir, ".git", "index"))
@@ -382,10 +375,7 @@ func TestExportLeavesMovedBranch(t *testing.T) {
 	repo := newRepo(t)
 	m, _ := open(t, repo)
 	ctx := context.Background()
-	ws, err := m.Create(ctx, Owner{}, "w")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := create(t, m, Owner{}, "w")
 	os.WriteFile(filepath.Join(repo, "h.txt"), []byte("human\n"), 0o644)
 	gitT(t, repo, "add", "h.txt")
 	gitT(t, repo, "commit", "-q", "-m", "human")
@@ -409,18 +399,13 @@ func TestMaxCount(t *testing.T) {
 	repo := newRepo(t)
 	m, _ := open(t, repo, func(o *Options) { o.MaxCount = 2 })
 	ctx := context.Background()
-	a, err := m.Create(ctx, Owner{}, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Create(ctx, Owner{}, "b"); err != nil {
-		t.Fatal(err)
-	}
+	a := create(t, m, Owner{}, "a")
+	create(t, m, Owner{}, "b")
 	os.WriteFile(filepath.Join(a.Dir, "w.txt"), []byte("w"), 0o644)
 	if _, removed, _ := m.Release(ctx, a); removed {
 		t.Fatal("a workspace with work was removed")
 	}
-	_, err = m.Create(ctx, Owner{}, "c")
+	_, err := m.Create(ctx, Owner{}, "c")
 	e, ok := codes.As(err)
 	if !ok || e.Code != codes.WorkspaceLimit || !strings.Contains(e.Message, "kept: a") || !strings.Contains(e.Message, "--max-worktrees 2") {
 		t.Fatalf("third workspace: %v", err)
@@ -433,10 +418,7 @@ func TestRemove(t *testing.T) {
 	repo := newRepo(t)
 	m, _ := open(t, repo)
 	ctx := context.Background()
-	ws, err := m.Create(ctx, Owner{Credential: "token-1"}, "w")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := create(t, m, Owner{Credential: "token-1"}, "w")
 	if _, err := m.Remove(ctx, "w", "token-1", true); err == nil {
 		t.Fatal("removed a live workspace")
 	}
@@ -476,18 +458,9 @@ func TestRecoverAfterCrash(t *testing.T) {
 	repo := newRepo(t)
 	m, _ := open(t, repo)
 	ctx := context.Background()
-	work, err := m.Create(ctx, Owner{Credential: "token-1", Session: "s_a"}, "work")
-	if err != nil {
-		t.Fatal(err)
-	}
-	empty, err := m.Create(ctx, Owner{}, "empty")
-	if err != nil {
-		t.Fatal(err)
-	}
-	half, err := m.Create(ctx, Owner{}, "half")
-	if err != nil {
-		t.Fatal(err)
-	}
+	work := create(t, m, Owner{Credential: "token-1", Session: "s_a"}, "work")
+	empty := create(t, m, Owner{}, "empty")
+	half := create(t, m, Owner{}, "half")
 	half.save(stateCreating) // as if boris died while making it
 	os.WriteFile(filepath.Join(work.Dir, "c.txt"), []byte("c\n"), 0o644)
 	gitT(t, work.Dir, "add", "c.txt")
@@ -623,15 +596,8 @@ func TestSanitize(t *testing.T) {
 func TestUniqueNames(t *testing.T) {
 	repo := newRepo(t)
 	m, _ := open(t, repo)
-	ctx := context.Background()
-	a, err := m.Create(ctx, Owner{}, "same")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := m.Create(ctx, Owner{}, "same")
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := create(t, m, Owner{}, "same")
+	b := create(t, m, Owner{}, "same")
 	if a.Name != "same" || b.Name != "same-2" {
 		t.Fatalf("names %s %s", a.Name, b.Name)
 	}
@@ -678,12 +644,9 @@ func TestMaxBytes(t *testing.T) {
 	repo := newRepo(t)
 	m, _ := open(t, repo, func(o *Options) { o.MaxBytes = 4096 })
 	ctx := context.Background()
-	a, err := m.Create(ctx, Owner{}, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := create(t, m, Owner{}, "a")
 	m.measure(a) // what the background measure does, now
-	_, err = m.Create(ctx, Owner{}, "b")
+	_, err := m.Create(ctx, Owner{}, "b")
 	e, ok := codes.As(err)
 	if !ok || e.Code != codes.WorkspaceLimit || !strings.Contains(e.Message, "--worktree-max-bytes 4.0 KiB") || !strings.Contains(e.Message, "remove kept workspaces") {
 		t.Fatalf("past the disk bound: %v", err)
