@@ -201,8 +201,25 @@ const goEnv = "export GOCACHE=$TMPDIR/gocache GOTOOLCHAIN=local GOFLAGS=-mod=mod
 // tests pass; none can see or change another's files (file tools, and
 // with the sandbox its commands); one agent's checkpoint restore changes
 // nothing of the others'. It leaves each with one commit and one
-// uncommitted file.
-func runThreeAgents(t *testing.T, agents []*wsAgent, others func(a *wsAgent) []*wsAgent) {
+// uncommitted file. The first agent's commands cannot write into the
+// second's workspace nor the main checkout at repo (kernelRefuses). On a
+// failure it ends the test with boris's log; otherwise it returns each
+// agent's workspace directory by name.
+func runThreeAgents(t *testing.T, agents []*wsAgent, repo string, logs fmt.Stringer) map[string]string {
+	defer func() {
+		if t.Failed() {
+			t.Logf("boris's log:\n%s", logs)
+		}
+	}()
+	others := func(a *wsAgent) []*wsAgent {
+		var o []*wsAgent
+		for _, b := range agents {
+			if b != a {
+				o = append(o, b)
+			}
+		}
+		return o
+	}
 	for _, a := range agents {
 		a.enter(t)
 	}
@@ -319,6 +336,15 @@ func runThreeAgents(t *testing.T, agents []*wsAgent, others func(a *wsAgent) []*
 			t.Errorf("add's restore changed %s's files: %v", o.name, d)
 		}
 	}
+	kernelRefuses(t, agents[0], agents[1], repo)
+	if t.Failed() {
+		t.FailNow()
+	}
+	dirs := map[string]string{}
+	for _, a := range agents {
+		dirs[a.name] = a.dir
+	}
+	return dirs
 }
 
 // checkBranches checks that each workspace's branch in the repository
@@ -387,24 +413,7 @@ func TestWorkspacesThreeAgents(t *testing.T) {
 		}
 		agents = append(agents, a)
 	}
-	runThreeAgents(t, agents, func(a *wsAgent) []*wsAgent {
-		var o []*wsAgent
-		for _, b := range agents {
-			if b != a {
-				o = append(o, b)
-			}
-		}
-		return o
-	})
-	kernelRefuses(t, agents[0], agents[1], repo)
-	if t.Failed() {
-		t.Logf("boris's log:\n%s", logs)
-		t.FailNow()
-	}
-	dirs := map[string]string{}
-	for _, a := range agents {
-		dirs[a.name] = a.dir
-	}
+	dirs := runThreeAgents(t, agents, repo, logs)
 
 	// Killed mid-way: no session end, no release.
 	// The client's transport owns the process: closing it reaps the
@@ -542,24 +551,7 @@ func TestWorkspacesHTTPThreeTokens(t *testing.T) {
 			return resultText(res), res.IsError
 		}})
 	}
-	runThreeAgents(t, agents, func(a *wsAgent) []*wsAgent {
-		var o []*wsAgent
-		for _, b := range agents {
-			if b != a {
-				o = append(o, b)
-			}
-		}
-		return o
-	})
-	kernelRefuses(t, agents[0], agents[1], repo)
-	if t.Failed() {
-		t.Logf("boris's log:\n%s", logs)
-		t.FailNow()
-	}
-	dirs := map[string]string{}
-	for _, a := range agents {
-		dirs[a.name] = a.dir
-	}
+	dirs := runThreeAgents(t, agents, repo, logs)
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
 
