@@ -5,7 +5,8 @@
 // OOM score (so the kernel's OOM killer takes a command before boris) and a
 // lower scheduling priority; a command that goes on running is lowered
 // further (Demote). A watcher (Watch) sweeps the command processes: a
-// thread that has wanted the CPU for IdleAfter is moved to SCHED_IDLE, an
+// command whose processes together have wanted the CPU for IdleAfter is
+// moved to SCHED_IDLE, an
 // OOM kill is attributed to the command whose process it took, and the
 // command group that drove the container out of memory is ended.
 package guard
@@ -26,11 +27,11 @@ const (
 	// and of processes a finished command left running.
 	LongNice  = 19
 	LongAfter = time.Second
-	// IdleAfter is how long a command's thread may have run or waited to
-	// run before it is moved to SCHED_IDLE: the burners of one session
-	// then give way at once to boris and to every session's short
-	// commands. Half a second: a burner that shares the cores with seven
-	// others is demoted after half a second of wall time, not four.
+	// IdleAfter is how long a command's processes together may have run
+	// or waited to run before the command is moved to SCHED_IDLE: the
+	// burners of one session then give way at once to boris and to every
+	// session's short commands. Eight burners sharing two cores reach it
+	// in a sixteenth of a second of wall time.
 	IdleAfter = 500 * time.Millisecond
 	// attributeFor is how long Watch looks for the process an OOM kill
 	// took, from the counter's rise: the victim exits after the KILL.

@@ -33,6 +33,9 @@ type Guard struct {
 	watching atomic.Bool
 	// idled counts the threads moved to SCHED_IDLE, sweeps the sweeps.
 	idled, sweeps atomic.Int64
+	// idleGroups are the admitted groups the sweeps moved to
+	// SCHED_IDLE (only Watch's goroutine, through sweep, touches it).
+	idleGroups map[int]bool
 
 	mu       sync.Mutex
 	oomEnded map[int]time.Time // groups Watch ended, by pgid
@@ -99,7 +102,7 @@ func (g *Guard) Describe() string {
 		parts = append(parts, "no process budget (no pids limit found; see --command-max-procs)")
 	}
 	parts = append(parts, fmt.Sprintf("oom_score_adj %d", OOMScore), fmt.Sprintf("nice %d, %d after %s", g.cfg.Nice, LongNice, LongAfter))
-	parts = append(parts, fmt.Sprintf("SCHED_IDLE after %s wanting the CPU", IdleAfter))
+	parts = append(parts, fmt.Sprintf("SCHED_IDLE after %s wanting the CPU (a command's processes together)", IdleAfter))
 	if g.limits.MemoryMax > 0 {
 		parts = append(parts, "memory limit "+FormatBytes(g.limits.MemoryMax))
 	}
@@ -269,7 +272,7 @@ func (g *Guard) Outcome(adm Admission, killed bool, output string) Outcome {
 }
 
 // Watch sweeps the command processes until ctx ends (see sweep): every
-// sweepEvery it moves their busy threads to SCHED_IDLE and notes which
+// sweepEvery it moves the busy commands to SCHED_IDLE and notes which
 // processes there are. Where the container has a memory limit it also
 // polls the OOM counter; after each OOM kill it attributes the kill to
 // the command whose process is gone (attribute), and ends (SIGKILL)

@@ -309,6 +309,36 @@ func TestWatchIdlesABurner(t *testing.T) {
 	}
 }
 
+// TestWatchIdlesABusyGroup: a command whose short-lived children keep a
+// CPU busy between them, none of them for long, is moved to SCHED_IDLE
+// as a whole — its idle parent shell too, so that what it starts next is
+// born there — while a neighbour's command stays where it was.
+func TestWatchIdlesABusyGroup(t *testing.T) {
+	// Each child counts for a fraction of a second and exits; the shell
+	// waits for it, busy for a moment only at each fork.
+	busy, _ := startGroup(t, "sh", "-c", `while :; do (i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done) & wait; done`)
+	neighbour, _ := startGroup(t, "sh", "-c", "sleep 60 & wait")
+	g := New(Config{})
+	for _, c := range []*exec.Cmd{busy, neighbour} {
+		if _, err := g.Admit(c.Process.Pid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := contextWithCancel()
+	defer cancel()
+	go g.Watch(ctx)
+	deadline := time.Now().Add(30 * time.Second)
+	for policyOf(t, busy.Process.Pid) != unix.SCHED_IDLE {
+		if time.Now().After(deadline) {
+			t.Fatalf("the busy command's shell is still at policy %d", policyOf(t, busy.Process.Pid))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if p := policyOf(t, neighbour.Process.Pid); p != 0 { // SCHED_OTHER
+		t.Errorf("the neighbour's shell was moved to policy %d", p)
+	}
+}
+
 // TestWatchAttributesTheOOMKill: when the OOM counter rises, the kill is
 // the command's whose process is gone: its Outcome names the process, a
 // neighbour's does not, even one that died of a KILL itself.

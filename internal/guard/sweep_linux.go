@@ -27,13 +27,20 @@ type victim struct {
 
 func (v victim) String() string { return v.comm + " (pid " + strconv.Itoa(v.pid) + ")" }
 
+// thread is a command thread found by a sweep: how long it has wanted
+// the CPU (run or waited to run).
+type thread struct {
+	tid, pgid, policy int
+	wanted            time.Duration
+}
+
 // sweep scans the command processes — those at OOMScore (which a command
 // cannot lower) in a process group this guard admitted, so that another
-// boris's commands on the same machine are not touched — demotes the
-// threads that have wanted the CPU for IdleAfter to SCHED_IDLE and
-// returns what it saw, by pid. A zombie counts as gone. A process that
-// left its group (setsid) is not seen, as it is not reached by a task's
-// kill either.
+// boris's commands on the same machine are not touched — moves every
+// thread of a group whose threads together have wanted the CPU for
+// IdleAfter to SCHED_IDLE (idleBusyGroups) and returns what it saw, by
+// pid. A zombie counts as gone. A process that left its group (setsid)
+// is not seen, as it is not reached by a task's kill either.
 func (g *Guard) sweep() map[int]proc {
 	defer g.sweeps.Add(1)
 	procs := map[int]proc{}
@@ -43,6 +50,11 @@ func (g *Guard) sweep() map[int]proc {
 		groups[pgid] = true
 	}
 	g.mu.Unlock()
+	var threads []thread
+	// done is, by group, the CPU time of the processes its processes
+	// have waited for: what the sweeps did not see of short children.
+	done := map[int]time.Duration{}
+	defer func() { g.idleBusyGroups(groups, threads, done) }()
 	if len(groups) == 0 {
 		return procs
 	}
@@ -63,8 +75,11 @@ func (g *Guard) sweep() map[int]proc {
 			continue
 		}
 		procs[pid] = proc{pgid: st.pgrp, rss: st.rss * page, comm: st.comm, start: st.start}
+		done[st.pgrp] += st.children
 		if st.threads <= 1 {
-			g.idleIfBusy(pid, dir, st.policy)
+			if w, ok := runnableFor(dir); ok {
+				threads = append(threads, thread{pid, st.pgrp, st.policy, w})
+			}
 			continue
 		}
 		tasks, _ := os.ReadDir(dir + "/task")
@@ -75,33 +90,56 @@ func (g *Guard) sweep() map[int]proc {
 			}
 			tdir := dir + "/task/" + t.Name()
 			if ts, ok := readStat(tdir + "/stat"); ok {
-				g.idleIfBusy(tid, tdir, ts.policy)
+				if w, ok := runnableFor(tdir); ok {
+					threads = append(threads, thread{tid, st.pgrp, ts.policy, w})
+				}
 			}
 		}
 	}
 	return procs
 }
 
-// idleIfBusy moves thread tid (its /proc directory dir) to SCHED_IDLE once
-// it has been running or waiting to run for IdleAfter in all: a thread
-// that wants the CPU that long is batch work, and at SCHED_IDLE the
-// scheduler runs anything else first — boris, and the short commands of
-// every session — and preempts it at once when they wake, where a nice
-// 19 thread keeps the CPU for the rest of its slice. The policy is
-// inherited by what it forks, and RLIMIT_NICE 0 (set at Admit) keeps the
-// thread from switching back: an unprivileged thread may leave
-// SCHED_IDLE only for a nice its RLIMIT_NICE allows.
-func (g *Guard) idleIfBusy(tid int, dir string, policy int) {
-	if policy == unix.SCHED_IDLE {
-		return
+// idleBusyGroups adds up what each admitted group has wanted of the CPU
+// — its threads' time run or waited to run, and the CPU time of the
+// children its processes waited for (a compiler or a test that lived
+// between two sweeps) — and moves every thread of a group past IdleAfter
+// to SCHED_IDLE, its idle parent shell too, so that what it starts later
+// is born there; the group stays there until it ends. A group that wants
+// the CPU that long is batch work, and at SCHED_IDLE the scheduler runs
+// anything else first — boris, and the short commands of every session —
+// and preempts it at once when they wake, where a nice 19 thread keeps
+// the CPU for the rest of its slice. Counting the group, not each thread,
+// catches eight burners that each get a quarter of a core within a sweep
+// or two, and a build of many short compilers. RLIMIT_NICE 0 (set at
+// Admit) keeps a thread from switching back: an unprivileged thread may
+// leave SCHED_IDLE only for a nice its RLIMIT_NICE allows.
+func (g *Guard) idleBusyGroups(groups map[int]bool, threads []thread, done map[int]time.Duration) {
+	if g.idleGroups == nil {
+		g.idleGroups = map[int]bool{}
 	}
-	if busy, ok := runnableFor(dir); !ok || busy < IdleAfter {
-		return
+	for pgid := range g.idleGroups {
+		if !groups[pgid] {
+			delete(g.idleGroups, pgid)
+		}
+	}
+	total := done
+	for _, t := range threads {
+		total[t.pgid] += t.wanted
+	}
+	for pgid, w := range total {
+		if w >= IdleAfter {
+			g.idleGroups[pgid] = true
+		}
 	}
 	param := struct{ priority int32 }{0}
-	_, _, errno := unix.Syscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(tid), unix.SCHED_IDLE, uintptr(unsafe.Pointer(&param)))
-	if errno == 0 {
-		g.idled.Add(1)
+	for _, t := range threads {
+		if !g.idleGroups[t.pgid] || t.policy == unix.SCHED_IDLE {
+			continue
+		}
+		_, _, errno := unix.Syscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(t.tid), unix.SCHED_IDLE, uintptr(unsafe.Pointer(&param)))
+		if errno == 0 {
+			g.idled.Add(1)
+		}
 	}
 }
 
@@ -135,7 +173,14 @@ type stat struct {
 	start   uint64
 	rss     int64 // pages
 	policy  int
+	// children is the CPU time (user and system) of the children it
+	// waited for.
+	children time.Duration
 }
+
+// userHZ is the unit of /proc's clock ticks, fixed at 100 for user
+// space whatever the kernel's own tick.
+const userHZ = 100
 
 // readStat parses a stat file. comm may hold spaces and parentheses, so
 // the fields are counted from the last ')'.
@@ -160,6 +205,9 @@ func readStat(path string) (stat, bool) {
 	st.start, _ = strconv.ParseUint(f[19], 10, 64)
 	st.rss, _ = strconv.ParseInt(f[21], 10, 64)
 	st.policy, _ = strconv.Atoi(f[38])
+	cutime, _ := strconv.ParseInt(f[13], 10, 64)
+	cstime, _ := strconv.ParseInt(f[14], 10, 64)
+	st.children = time.Duration(cutime+cstime) * time.Second / userHZ
 	return st, true
 }
 
