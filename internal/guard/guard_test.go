@@ -279,31 +279,11 @@ func waitSweeps(t *testing.T, g *Guard, n int64) {
 // SCHED_IDLE, one that sleeps stays where it was, and neither may raise
 // its priority (RLIMIT_NICE 0).
 func TestWatchIdlesABurner(t *testing.T) {
-	burner, _ := startGroup(t, "sh", "-c", "while :; do :; done")
-	sleeper, _ := startGroup(t, "sleep", "60")
-	g := New(Config{})
-	for _, c := range []*exec.Cmd{burner, sleeper} {
-		if _, err := g.Admit(c.Process.Pid); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := contextWithCancel()
-	defer cancel()
-	go g.Watch(ctx)
-	deadline := time.Now().Add(30 * time.Second)
-	for policyOf(t, burner.Process.Pid) != unix.SCHED_IDLE {
-		if time.Now().After(deadline) {
-			t.Fatalf("the burner is still at policy %d", policyOf(t, burner.Process.Pid))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if p := policyOf(t, sleeper.Process.Pid); p != 0 { // SCHED_OTHER
-		t.Errorf("the sleeper was moved to policy %d", p)
-	}
+	g, burner := watchBusyBesideQuiet(t, "while :; do :; done", "sleep 60")
 	if g.Idled() < 1 {
 		t.Errorf("Idled %d", g.Idled())
 	}
-	limits, _ := os.ReadFile("/proc/" + strconv.Itoa(burner.Process.Pid) + "/limits")
+	limits, _ := os.ReadFile("/proc/" + strconv.Itoa(burner) + "/limits")
 	if !strings.Contains(string(limits), "Max nice priority         0                    0") {
 		t.Errorf("RLIMIT_NICE not 0:\n%s", limits)
 	}
@@ -316,27 +296,37 @@ func TestWatchIdlesABurner(t *testing.T) {
 func TestWatchIdlesABusyGroup(t *testing.T) {
 	// Each child counts for a fraction of a second and exits; the shell
 	// waits for it, busy for a moment only at each fork.
-	busy, _ := startGroup(t, "sh", "-c", `while :; do (i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done) & wait; done`)
-	neighbour, _ := startGroup(t, "sh", "-c", "sleep 60 & wait")
+	watchBusyBesideQuiet(t, `while :; do (i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done) & wait; done`, "sleep 60 & wait")
+}
+
+// watchBusyBesideQuiet admits two commands of sh, each in a group of its
+// own, watches them, and waits until the busy one's shell is at
+// SCHED_IDLE; the quiet one's must still be at SCHED_OTHER then. It
+// returns the guard and the busy shell's pid.
+func watchBusyBesideQuiet(t *testing.T, busy, quiet string) (*Guard, int) {
+	t.Helper()
+	b, _ := startGroup(t, "sh", "-c", busy)
+	q, _ := startGroup(t, "sh", "-c", quiet)
 	g := New(Config{})
-	for _, c := range []*exec.Cmd{busy, neighbour} {
+	for _, c := range []*exec.Cmd{b, q} {
 		if _, err := g.Admit(c.Process.Pid); err != nil {
 			t.Fatal(err)
 		}
 	}
 	ctx, cancel := contextWithCancel()
-	defer cancel()
+	t.Cleanup(cancel)
 	go g.Watch(ctx)
 	deadline := time.Now().Add(30 * time.Second)
-	for policyOf(t, busy.Process.Pid) != unix.SCHED_IDLE {
+	for policyOf(t, b.Process.Pid) != unix.SCHED_IDLE {
 		if time.Now().After(deadline) {
-			t.Fatalf("the busy command's shell is still at policy %d", policyOf(t, busy.Process.Pid))
+			t.Fatalf("the busy command %q is still at policy %d", busy, policyOf(t, b.Process.Pid))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if p := policyOf(t, neighbour.Process.Pid); p != 0 { // SCHED_OTHER
-		t.Errorf("the neighbour's shell was moved to policy %d", p)
+	if p := policyOf(t, q.Process.Pid); p != 0 { // SCHED_OTHER
+		t.Errorf("the quiet command %q was moved to policy %d", quiet, p)
 	}
+	return g, b.Process.Pid
 }
 
 // TestWatchAttributesTheOOMKill: when the OOM counter rises, the kill is
