@@ -391,6 +391,28 @@ func TestIdleServersStopAndCloseEndsAll(t *testing.T) {
 	}
 }
 
+// TestRestartSaysHowItEnded: a server whose connection closed a moment
+// before its process ended is restarted by the next call, whose note
+// says how the process ended, not only that the connection closed.
+func TestRestartSaysHowItEnded(t *testing.T) {
+	m, ws := probeManager(t, time.Minute, os.DevNull, "lingering")
+	q := Query{Op: OpHover, Cwd: ws, Path: "main.rs", Line: 1, Character: 1}
+	if res, err := m.Do(context.Background(), q); err != nil || res.Hover != "lingering" {
+		t.Fatalf("first hover: %+v %v", res, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(m.Running()) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the closed connection was not noticed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	res, err := m.Do(context.Background(), q)
+	if err != nil || !strings.Contains(res.Note, "had stopped (exit status 3) and was restarted") {
+		t.Fatalf("after the server closed its output: %+v %v", res, err)
+	}
+}
+
 func TestUnsupportedOperation(t *testing.T) {
 	m, ws := probeManager(t, time.Minute, os.DevNull)
 	_, err := m.Do(context.Background(), Query{Op: OpReferences, Cwd: ws, Path: "main.rs", Line: 1, Character: 1})

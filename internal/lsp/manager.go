@@ -39,6 +39,9 @@ const (
 	// retryFailedStart is how long a failed start is reported again
 	// before the next call tries anew.
 	retryFailedStart = 10 * time.Second
+	// exitGrace is how long a call waits for the exit status of a server
+	// whose connection closed, to say how it ended.
+	exitGrace = time.Second
 )
 
 // Options configure a Manager.
@@ -241,6 +244,7 @@ func (m *Manager) acquire(ctx context.Context, path string) (c *client, langID, 
 		return nil, "", "", err
 	}
 	k := key{l.Name, findRoot(l, path, m.opts.Workdir)}
+	waited := false // for a dead server's exit status
 	m.mu.Lock()
 	for {
 		if m.closed {
@@ -286,6 +290,21 @@ func (m *Manager) acquire(ctx context.Context, path string) (c *client, langID, 
 		var delay time.Duration
 		if e.c != nil {
 			exit := e.c.exitText()
+			if exit == "" && !waited {
+				// The connection closes a moment before the process is
+				// reaped: give its exit status that moment, unlocked,
+				// then look again.
+				c := e.c
+				m.mu.Unlock()
+				select {
+				case <-c.proc.Exited():
+				case <-time.After(exitGrace):
+				case <-ctx.Done():
+				}
+				waited = true
+				m.mu.Lock()
+				continue
+			}
 			if exit == "" {
 				exit = "its connection closed"
 			}

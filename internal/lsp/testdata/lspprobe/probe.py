@@ -5,9 +5,13 @@ publishes diagnostics. A second argument changes its manners: "indexing"
 reports work in progress that never ends and answers hover with nothing;
 "silent" never answers hover; "failing" writes a Python traceback to stderr
 and answers hover with nothing, "failing-message" does the same through a
-window/logMessage of type Error, and "empty" just answers with nothing."""
+window/logMessage of type Error, "empty" just answers with nothing, and
+"lingering" answers hover, then closes its output and exits with status 3
+half a second later."""
 import json
+import os
 import sys
+import time
 
 
 def read():
@@ -60,6 +64,11 @@ while True:
         send({"id": m["id"], "result": None})
     elif method == "textDocument/hover" and mode == "empty":
         send({"id": m["id"], "result": None})
+    elif method == "textDocument/hover" and mode == "lingering":
+        send({"id": m["id"], "result": {"contents": {"kind": "plaintext", "value": "lingering"}}})
+        os.close(1)
+        time.sleep(0.5)
+        sys.exit(3)
     elif method == "textDocument/hover":
         try:
             with open(probe, "w") as f:
