@@ -197,7 +197,15 @@ func TestTLSRotation(t *testing.T) {
 	if got != want {
 		t.Fatalf("after rotation still serving %s, want %s", got, want)
 	}
-	if !strings.Contains(p.logs.String(), `msg="TLS certificate reloaded"`) || !strings.Contains(p.logs.String(), "tls_fingerprint="+want) {
+	// The certificate is served a moment before its reload is logged.
+	logged := func() bool {
+		l := p.logs.String()
+		return strings.Contains(l, `msg="TLS certificate reloaded"`) && strings.Contains(l, "tls_fingerprint="+want)
+	}
+	for !logged() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !logged() {
 		t.Fatalf("the reload is not logged with the new fingerprint:\n%s", p.logs)
 	}
 	after := connectClient(t, p.url, "", trusting(ca.Pool()), defaultClient, nil)
