@@ -530,10 +530,19 @@ func TestSharedGitStateRaces(t *testing.T) {
 			}
 		})
 	}
+	// git documents gc --prune=now as unsafe beside other writers: the
+	// repository's own gc may fail here (a pack it was renaming taken by
+	// a writer's pruning), which is git's affair; what must hold is that
+	// every workspace stays whole, and that a gc afterwards succeeds.
 	wg.Go(func() {
 		for range 3 {
-			gitT(t, repo, "gc", "-q", "--prune=now")
-			gitT(t, repo, "worktree", "prune")
+			for _, args := range [][]string{{"gc", "-q", "--prune=now"}, {"worktree", "prune"}} {
+				cmd := exec.Command("git", args...)
+				cmd.Dir = repo
+				if out, err := output(cmd); err != nil {
+					t.Logf("git %s beside the workspaces' work: %v\n%s", strings.Join(args, " "), err, out)
+				}
+			}
 		}
 	})
 	wg.Wait()
