@@ -267,6 +267,18 @@ type discardLogger struct{}
 
 func (discardLogger) Printf(string, ...any) {}
 
+// awaitExit waits up to d, or until ctx ends, for the process to be
+// reaped: its connection may close a moment before.
+func (c *client) awaitExit(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.proc.Exited():
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
 // exitText describes how the process ended ("" while it runs).
 func (c *client) exitText() string {
 	select {

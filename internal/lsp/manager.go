@@ -296,11 +296,7 @@ func (m *Manager) acquire(ctx context.Context, path string) (c *client, langID, 
 				// then look again.
 				c := e.c
 				m.mu.Unlock()
-				select {
-				case <-c.proc.Exited():
-				case <-time.After(exitGrace):
-				case <-ctx.Done():
-				}
+				c.awaitExit(ctx, exitGrace)
 				waited = true
 				m.mu.Lock()
 				continue

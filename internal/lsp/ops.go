@@ -514,10 +514,7 @@ func (m *Manager) serverErr(c *client, method string, err error) error {
 	if errors.Is(err, errDied) {
 		// Let the end be seen (the process reaped, the connection
 		// closed), so the next call restarts it.
-		select {
-		case <-c.proc.Exited():
-		case <-time.After(time.Second):
-		}
+		c.awaitExit(context.Background(), exitGrace)
 		select {
 		case <-c.dead:
 		case <-time.After(time.Second):
