@@ -409,7 +409,9 @@ func (c *client) await(ctx context.Context, s sent, result any) error {
 	case err := <-done:
 		return c.connErr(err)
 	case <-c.dead:
-		return errDied
+		// The connection is closed by now, so the wait ends at once:
+		// with the answer, when it came before the end.
+		return c.connErr(<-done)
 	case <-ctx.Done():
 		_ = c.conn.Notify(context.Background(), "$/cancelRequest", map[string]any{"id": id.Str})
 		return ctx.Err()
